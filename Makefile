@@ -1,0 +1,139 @@
+# App Operator. `make help` lists the targets.
+
+# VERSION is the release the bundle and images describe.
+VERSION ?= 0.1.0
+IMAGE_TAG_BASE ?= quay.io/mycompany/app-operator
+IMG ?= $(IMAGE_TAG_BASE):$(VERSION)
+CONTAINER_TOOL ?= docker
+
+SHELL = /usr/bin/env bash -o pipefail
+.SHELLFLAGS = -ec
+
+# Every tool is built from a pinned module under hack/tools into bin/, once, and again only
+# when its pin changes. Nothing is downloaded from anywhere but the Go module proxy.
+LOCALBIN ?= $(CURDIR)/bin
+export PATH := $(LOCALBIN):$(PATH)
+# envtest runs the kube-apiserver and etcd built here.
+export KUBEBUILDER_ASSETS := $(LOCALBIN)
+
+CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
+KUSTOMIZE ?= $(LOCALBIN)/kustomize
+KUBECTL ?= $(LOCALBIN)/kubectl
+
+GO_TEST_FLAGS ?= -count=1
+
+.PHONY: all
+all: build
+
+##@ General
+
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "\nUsage:\n  make \033[36m<target>\033[0m\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } ' $(MAKEFILE_LIST)
+
+##@ Development
+
+.PHONY: manifests
+manifests: $(CONTROLLER_GEN) ## Generate the CRD, RBAC role and webhook configurations from the code's markers.
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd webhook paths="./..." output:crd:artifacts:config=config/crd/bases
+
+.PHONY: generate
+generate: $(CONTROLLER_GEN) ## Generate the DeepCopy methods of the API types.
+	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
+
+.PHONY: fmt
+fmt: ## Run go fmt.
+	go fmt ./...
+
+.PHONY: vet
+vet: ## Run go vet.
+	go vet ./...
+
+.PHONY: verify
+verify: manifests generate ## Fail when generated files or formatting differ from what is committed.
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+	@git diff --exit-code -- api config || { echo "generated files are out of date: run make manifests generate and commit"; exit 1; }
+	go vet ./...
+
+.PHONY: test
+test: verify test-unit ## Run every check and test: generated files, unit, envtest integration and fuzz seed corpora.
+
+.PHONY: test-unit
+test-unit: tools-envtest ## Run unit and envtest integration tests (a real kube-apiserver and etcd).
+	go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v /test/)
+
+FUZZTIME ?= 5m
+.PHONY: fuzz
+fuzz: ## Fuzz defaulting, validation and conversion, FUZZTIME each (default 5m).
+	go test ./api/v1 -run '^$$' -fuzz '^FuzzDefaulting$$' -fuzztime $(FUZZTIME)
+	go test ./api/v1 -run '^$$' -fuzz '^FuzzValidation$$' -fuzztime $(FUZZTIME)
+	go test ./api/v1alpha1 -run '^$$' -fuzz '^FuzzConversion$$' -fuzztime $(FUZZTIME)
+
+##@ Build
+
+.PHONY: build
+build: manifests generate ## Build the manager binary into bin/manager.
+	go build -o $(LOCALBIN)/manager ./cmd
+
+.PHONY: run
+run: manifests generate ## Run the manager from your host against the cluster in your kubeconfig.
+	go run ./cmd --metrics-secure=false --webhook-cert-path=$(CURDIR)/.cache/webhook-certs
+
+.PHONY: docker-build
+docker-build: ## Build the manager image.
+	$(CONTAINER_TOOL) build -t $(IMG) .
+
+.PHONY: docker-push
+docker-push: ## Push the manager image.
+	$(CONTAINER_TOOL) push $(IMG)
+
+##@ Deployment (without OLM; needs cert-manager for the webhook certificates)
+
+.PHONY: install
+install: manifests $(KUSTOMIZE) ## Install the CRD into the cluster in your kubeconfig.
+	$(KUSTOMIZE) build config/crd | $(KUBECTL) apply --server-side -f -
+
+.PHONY: uninstall
+uninstall: manifests $(KUSTOMIZE) ## Remove the CRD, and with it every App, from the cluster.
+	$(KUSTOMIZE) build config/crd | $(KUBECTL) delete --ignore-not-found -f -
+
+.PHONY: deploy
+deploy: manifests $(KUSTOMIZE) ## Deploy the operator to the cluster in your kubeconfig.
+	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
+	$(KUSTOMIZE) build config/default | $(KUBECTL) apply --server-side -f -
+
+.PHONY: undeploy
+undeploy: $(KUSTOMIZE) ## Remove the operator deployed with make deploy.
+	$(KUSTOMIZE) build config/default | $(KUBECTL) delete --ignore-not-found -f -
+
+##@ Tools
+
+# tool(name, module under hack/tools, package)
+define tool
+$(LOCALBIN)/$(1): hack/tools/$(2)/go.mod hack/tools/$(2)/go.sum hack/tools/build.sh
+	@hack/tools/build.sh $(2) $(3) $(1)
+endef
+$(eval $(call tool,controller-gen,gen,sigs.k8s.io/controller-tools/cmd/controller-gen))
+$(eval $(call tool,kustomize,gen,sigs.k8s.io/kustomize/kustomize/v5))
+$(eval $(call tool,kube-apiserver,kube,k8s.io/kubernetes/cmd/kube-apiserver))
+$(eval $(call tool,kube-controller-manager,kube,k8s.io/kubernetes/cmd/kube-controller-manager))
+$(eval $(call tool,kube-scheduler,kube,k8s.io/kubernetes/cmd/kube-scheduler))
+$(eval $(call tool,kubectl,kube,k8s.io/kubernetes/cmd/kubectl))
+$(eval $(call tool,etcd,kube,go.etcd.io/etcd/server/v3))
+$(eval $(call tool,kwok,kwok,sigs.k8s.io/kwok/cmd/kwok))
+$(eval $(call tool,kwokctl,kwok,sigs.k8s.io/kwok/cmd/kwokctl))
+$(eval $(call tool,olm,olm,github.com/operator-framework/operator-lifecycle-manager/cmd/olm))
+$(eval $(call tool,catalog,olm,github.com/operator-framework/operator-lifecycle-manager/cmd/catalog))
+$(eval $(call tool,opm,olm,github.com/operator-framework/operator-registry/cmd/opm))
+$(eval $(call tool,promtool,prom,github.com/prometheus/prometheus/cmd/promtool))
+
+ENVTEST_TOOLS := $(addprefix $(LOCALBIN)/,kube-apiserver etcd kubectl)
+CLUSTER_TOOLS := $(ENVTEST_TOOLS) $(addprefix $(LOCALBIN)/,kube-controller-manager kube-scheduler kwok kwokctl)
+OLM_TOOLS := $(addprefix $(LOCALBIN)/,olm catalog opm)
+ALL_TOOLS := $(CONTROLLER_GEN) $(KUSTOMIZE) $(CLUSTER_TOOLS) $(OLM_TOOLS) $(LOCALBIN)/promtool
+
+.PHONY: tools
+tools: $(ALL_TOOLS) ## Build every pinned tool into bin/ (about 25 minutes cold, seconds after).
+
+.PHONY: tools-envtest
+tools-envtest: $(ENVTEST_TOOLS) ## Build the kube-apiserver, etcd and kubectl that envtest runs.

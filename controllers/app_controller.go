@@ -1,0 +1,153 @@
+// Package controllers holds App Operator's reconciler. Each reconcile reads as
+// fetch -> desired -> apply -> status: it reads the App, builds its desired children with the
+// pure functions of package desired, applies them with package apply (which writes nothing
+// when a child already matches), and writes the status computed by package status once, only
+// when it changed.
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	appv1 "github.com/mycompany/app-operator/api/v1"
+	"github.com/mycompany/app-operator/controllers/apply"
+	"github.com/mycompany/app-operator/controllers/desired"
+	"github.com/mycompany/app-operator/controllers/status"
+	"github.com/mycompany/app-operator/internal/metrics"
+)
+
+// ControllerName names the App controller in logs, metrics and Events.
+const ControllerName = "app"
+
+// AppReconciler drives each App to its Deployment, Service, HorizontalPodAutoscaler and
+// PodDisruptionBudget, and reports what it finds in the App's status.
+type AppReconciler struct {
+	// Client reads Apps and children from the manager's cache and writes to the API server.
+	Client client.Client
+	// Applier applies and removes children.
+	Applier *apply.Applier
+	// Recorder emits Events about the App.
+	Recorder events.EventRecorder
+	// Options are passed to the builders of desired children.
+	Options desired.Options
+}
+
+// +kubebuilder:rbac:groups=mycompany.com,resources=apps,verbs=get;list;watch
+// +kubebuilder:rbac:groups=mycompany.com,resources=apps/status,verbs=patch
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile brings one App to its desired state.
+func (r *AppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	start := time.Now()
+	metrics.ReconcileCount.WithLabelValues(ControllerName).Inc()
+	err := r.reconcile(ctx, req)
+	metrics.ReconcileDuration.WithLabelValues(ControllerName).Observe(time.Since(start).Seconds())
+	if err != nil {
+		metrics.ReconcileErrors.WithLabelValues(ControllerName, metrics.ErrorReason(err)).Inc()
+	}
+	if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
+		// The spec cannot be applied as it is; retrying will not help until the App changes.
+		return ctrl.Result{}, reconcile.TerminalError(err)
+	}
+	return ctrl.Result{}, err
+}
+
+func (r *AppReconciler) reconcile(ctx context.Context, req ctrl.Request) error {
+	app := &appv1.App{}
+	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if !app.DeletionTimestamp.IsZero() {
+		// The children carry the App as controller owner: the garbage collector removes them.
+		return nil
+	}
+
+	observed := r.applyChildren(ctx, app, desired.For(app, r.Options))
+	return errors.Join(observed.Err, r.writeStatus(ctx, app, observed))
+}
+
+// applyChildren applies each wanted child and removes each unwanted one, in order, and stops
+// at the first failure.
+func (r *AppReconciler) applyChildren(ctx context.Context, app *appv1.App, objs desired.Objects) status.Observed {
+	var observed status.Observed
+	for _, child := range objs.Children(app) {
+		var current client.Object
+		var result apply.Result
+		var err error
+		if child.Wanted {
+			current, result, err = r.Applier.Apply(ctx, app, child.Object)
+		} else {
+			result, err = r.Applier.Remove(ctx, app, child.Object)
+		}
+		if err != nil {
+			r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, "ApplyFailed", "Apply", "%v", err)
+			observed.Err = err
+			return observed
+		}
+		r.recordResult(app, child.Object, result)
+		switch c := current.(type) {
+		case *appsv1.Deployment:
+			observed.Deployment = c
+		case *corev1.Service:
+			observed.ServiceName = c.Name
+		}
+	}
+	return observed
+}
+
+func (r *AppReconciler) recordResult(app *appv1.App, obj client.Object, result apply.Result) {
+	if result == apply.Unchanged {
+		return
+	}
+	gvk, _ := apiutil.GVKForObject(obj, r.Client.Scheme())
+	r.Recorder.Eventf(app, obj, corev1.EventTypeNormal, string(result), string(result),
+		"%s %s %s", result, gvk.Kind, obj.GetName())
+}
+
+// writeStatus writes the App's status in one patch, and only when it changed.
+func (r *AppReconciler) writeStatus(ctx context.Context, app *appv1.App, observed status.Observed) error {
+	next := status.Compute(app, observed, metav1.Now())
+	if equality.Semantic.DeepEqual(next, app.Status) {
+		return nil
+	}
+	patch := client.MergeFrom(app.DeepCopy())
+	app.Status = next
+	if err := r.Client.Status().Patch(ctx, app, patch); err != nil {
+		return fmt.Errorf("writing status: %w", err)
+	}
+	return nil
+}
+
+// SetupWithManager registers the reconciler with a manager. It watches Apps and owns their
+// children, so a change to either brings the App back to its desired state.
+func (r *AppReconciler) SetupWithManager(mgr ctrl.Manager, maxConcurrentReconciles int) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&appv1.App{}).
+		Owns(&appsv1.Deployment{}).
+		Owns(&corev1.Service{}).
+		Owns(&autoscalingv2.HorizontalPodAutoscaler{}).
+		Owns(&policyv1.PodDisruptionBudget{}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrentReconciles}).
+		Complete(r)
+}

@@ -1,0 +1,242 @@
+package controllers_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appv1 "github.com/mycompany/app-operator/api/v1"
+	"github.com/mycompany/app-operator/controllers/desired"
+	"github.com/mycompany/app-operator/test/envtest"
+)
+
+func newApp(ns, name string) *appv1.App {
+	return &appv1.App{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: appv1.AppSpec{
+			Image:    "registry.example.com/web:1.0",
+			Replicas: ptr.To(int32(2)),
+			Ports:    []appv1.AppPort{{Name: "http", ContainerPort: 8080}},
+			Env:      []corev1.EnvVar{{Name: "MODE", Value: "prod"}},
+		},
+	}
+}
+
+func key(obj client.Object) client.ObjectKey { return client.ObjectKeyFromObject(obj) }
+
+// get reads an object by the App's name into obj.
+func get(c *require.Assertions, app *appv1.App, obj client.Object) {
+	c.NoError(env.Client.Get(context.Background(), key(app), obj))
+}
+
+func absent(c *require.Assertions, app *appv1.App, obj client.Object) {
+	err := env.Client.Get(context.Background(), key(app), obj)
+	c.Truef(apierrors.IsNotFound(err), "%T %s should not exist, got err=%v", obj, key(app), err)
+}
+
+func TestCreatingAnAppCreatesItsDeploymentAndService(t *testing.T) {
+	ctx := context.Background()
+	app := newApp(env.Namespace(t), "web")
+	require.NoError(t, env.Client.Create(ctx, app))
+
+	envtest.Eventually(t, func(c *require.Assertions) {
+		var d appsv1.Deployment
+		get(c, app, &d)
+		c.True(metav1.IsControlledBy(&d, app), "the Deployment is controlled by the App")
+		c.Equal(int32(2), *d.Spec.Replicas)
+		c.Equal(desired.SelectorLabels(app), d.Spec.Selector.MatchLabels)
+		ctr := d.Spec.Template.Spec.Containers[0]
+		c.Equal("registry.example.com/web:1.0", ctr.Image)
+		c.Equal([]corev1.EnvVar{{Name: "MODE", Value: "prod"}}, ctr.Env)
+		c.Equal(int32(8080), ctr.Ports[0].ContainerPort)
+		c.True(*d.Spec.Template.Spec.SecurityContext.RunAsNonRoot, "restricted security defaults")
+		c.Equal(appv1.ManagedByValue, d.Labels[appv1.LabelManagedBy])
+
+		var svc corev1.Service
+		get(c, app, &svc)
+		c.True(metav1.IsControlledBy(&svc, app), "the Service is controlled by the App")
+		c.Equal(corev1.ServiceTypeClusterIP, svc.Spec.Type)
+		c.Equal(int32(80), svc.Spec.Ports[0].Port)
+		c.Equal(intstr.FromString("http"), svc.Spec.Ports[0].TargetPort)
+		c.Equal(desired.SelectorLabels(app), svc.Spec.Selector)
+
+		absent(c, app, &autoscalingv2.HorizontalPodAutoscaler{})
+		absent(c, app, &policyv1.PodDisruptionBudget{})
+	})
+}
+
+func TestAppChangesPropagateToChildren(t *testing.T) {
+	ctx := context.Background()
+	app := newApp(env.Namespace(t), "web")
+	require.NoError(t, env.Client.Create(ctx, app))
+	envtest.Eventually(t, func(c *require.Assertions) { get(c, app, &corev1.Service{}) })
+
+	require.NoError(t, env.Client.Get(ctx, key(app), app))
+	app.Spec.Image = "registry.example.com/web:2.0"
+	app.Spec.Env = nil
+	app.Spec.Service.Enabled = ptr.To(false)
+	app.Spec.Autoscaling = &appv1.AutoscalingSpec{MinReplicas: ptr.To(int32(2)), MaxReplicas: 5}
+	app.Spec.DisruptionBudget = &appv1.DisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt32(1))}
+	require.NoError(t, env.Client.Update(ctx, app))
+
+	envtest.Eventually(t, func(c *require.Assertions) {
+		var d appsv1.Deployment
+		get(c, app, &d)
+		ctr := d.Spec.Template.Spec.Containers[0]
+		c.Equal("registry.example.com/web:2.0", ctr.Image)
+		c.Empty(ctr.Env, "an env var removed from the App is removed from the Deployment")
+		absent(c, app, &corev1.Service{})
+
+		var hpa autoscalingv2.HorizontalPodAutoscaler
+		get(c, app, &hpa)
+		c.Equal(int32(5), hpa.Spec.MaxReplicas)
+		c.Equal("web", hpa.Spec.ScaleTargetRef.Name)
+		var pdb policyv1.PodDisruptionBudget
+		get(c, app, &pdb)
+		c.Equal(intstr.FromInt32(1), *pdb.Spec.MaxUnavailable)
+	})
+
+	// Autoscaling removed: the HorizontalPodAutoscaler goes, the App owns replicas again.
+	require.NoError(t, env.Client.Get(ctx, key(app), app))
+	app.Spec.Autoscaling = nil
+	app.Spec.Replicas = ptr.To(int32(3))
+	require.NoError(t, env.Client.Update(ctx, app))
+	envtest.Eventually(t, func(c *require.Assertions) {
+		absent(c, app, &autoscalingv2.HorizontalPodAutoscaler{})
+		var d appsv1.Deployment
+		get(c, app, &d)
+		c.Equal(int32(3), *d.Spec.Replicas)
+	})
+}
+
+func TestDriftOnChildrenIsReverted(t *testing.T) {
+	ctx := context.Background()
+	app := newApp(env.Namespace(t), "web")
+	require.NoError(t, env.Client.Create(ctx, app))
+	var d appsv1.Deployment
+	var svc corev1.Service
+	envtest.Eventually(t, func(c *require.Assertions) {
+		get(c, app, &d)
+		get(c, app, &svc)
+	})
+
+	d.Spec.Replicas = ptr.To(int32(7))
+	d.Spec.Template.Spec.Containers[0].Image = "registry.example.com/hijacked:1"
+	require.NoError(t, env.Client.Update(ctx, &d))
+	svc.Spec.Ports[0].Port = 9999
+	require.NoError(t, env.Client.Update(ctx, &svc))
+
+	envtest.Eventually(t, func(c *require.Assertions) {
+		get(c, app, &d)
+		c.Equal(int32(2), *d.Spec.Replicas)
+		c.Equal("registry.example.com/web:1.0", d.Spec.Template.Spec.Containers[0].Image)
+		get(c, app, &svc)
+		c.Equal(int32(80), svc.Spec.Ports[0].Port)
+	})
+
+	// A deleted child comes back.
+	require.NoError(t, env.Client.Delete(ctx, &svc))
+	envtest.Eventually(t, func(c *require.Assertions) {
+		var again corev1.Service
+		get(c, app, &again)
+		c.NotEqual(svc.UID, again.UID)
+	})
+}
+
+func TestStatusFollowsTheDeployment(t *testing.T) {
+	ctx := context.Background()
+	app := newApp(env.Namespace(t), "web")
+	require.NoError(t, env.Client.Create(ctx, app))
+
+	var d appsv1.Deployment
+	envtest.Eventually(t, func(c *require.Assertions) {
+		get(c, app, &d)
+		get(c, app, app)
+		available := meta.FindStatusCondition(app.Status.Conditions, appv1.ConditionAvailable)
+		c.NotNil(available)
+		c.Equal(metav1.ConditionFalse, available.Status)
+		c.Equal(appv1.ReasonReplicasUnavailable, available.Reason)
+		c.Equal(app.Generation, app.Status.ObservedGeneration)
+		c.Equal("web", app.Status.ServiceName)
+		c.Equal("app.kubernetes.io/instance=web,app.kubernetes.io/managed-by=app-operator", app.Status.Selector)
+	})
+
+	// Play the Deployment controller: the rollout completes.
+	d.Status = appsv1.DeploymentStatus{
+		ObservedGeneration: d.Generation, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2, AvailableReplicas: 2,
+	}
+	require.NoError(t, env.Client.Status().Update(ctx, &d))
+
+	envtest.Eventually(t, func(c *require.Assertions) {
+		get(c, app, app)
+		c.Equal(int32(2), app.Status.AvailableReplicas)
+		c.Equal(int32(2), app.Status.ReadyReplicas)
+		c.Equal("registry.example.com/web:1.0", app.Status.Image)
+		c.True(meta.IsStatusConditionTrue(app.Status.Conditions, appv1.ConditionAvailable))
+		c.True(meta.IsStatusConditionFalse(app.Status.Conditions, appv1.ConditionProgressing))
+		c.True(meta.IsStatusConditionFalse(app.Status.Conditions, appv1.ConditionDegraded))
+	})
+
+	// The rollout stalls past its deadline: the App is Degraded.
+	get(require.New(t), app, &d)
+	d.Status.Conditions = []appsv1.DeploymentCondition{{
+		Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded",
+	}}
+	require.NoError(t, env.Client.Status().Update(ctx, &d))
+	envtest.Eventually(t, func(c *require.Assertions) {
+		get(c, app, app)
+		degraded := meta.FindStatusCondition(app.Status.Conditions, appv1.ConditionDegraded)
+		c.Equal(metav1.ConditionTrue, degraded.Status)
+		c.Equal(appv1.ReasonProgressDeadlineExceeded, degraded.Reason)
+	})
+}
+
+func TestAConvergedAppCostsNoWrites(t *testing.T) {
+	ctx := context.Background()
+	app := newApp(env.Namespace(t), "web")
+	app.Spec.Autoscaling = &appv1.AutoscalingSpec{MaxReplicas: 3}
+	app.Spec.DisruptionBudget = &appv1.DisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromString("50%"))}
+	require.NoError(t, env.Client.Create(ctx, app))
+
+	var d appsv1.Deployment
+	envtest.Eventually(t, func(c *require.Assertions) {
+		get(c, app, &d)
+		get(c, app, &autoscalingv2.HorizontalPodAutoscaler{})
+		get(c, app, &policyv1.PodDisruptionBudget{})
+		get(c, app, app)
+		c.Equal(app.Generation, app.Status.ObservedGeneration)
+	})
+	versions := func() []string {
+		c := require.New(t)
+		objs := []client.Object{&appv1.App{}, &appsv1.Deployment{}, &corev1.Service{},
+			&autoscalingv2.HorizontalPodAutoscaler{}, &policyv1.PodDisruptionBudget{}}
+		var rvs []string
+		for _, o := range objs {
+			get(c, app, o)
+			rvs = append(rvs, o.GetResourceVersion())
+		}
+		return rvs
+	}
+	envtest.WaitIdle(t)
+
+	// Touch the App without changing its spec: the operator reconciles it and writes nothing.
+	before, rvs, reconciles := env.Writes.Load(), versions(), envtest.Reconciles()
+	require.NoError(t, env.Client.Get(ctx, key(app), app))
+	app.Labels = map[string]string{"touched": "yes"}
+	require.NoError(t, env.Client.Update(ctx, app))
+	rvs[0] = app.ResourceVersion
+	envtest.WaitForReconciles(t, reconciles, 1)
+	require.Equal(t, before, env.Writes.Load(), "a converged reconcile makes no API write")
+	require.Equal(t, rvs, versions(), "no resourceVersion changed")
+}

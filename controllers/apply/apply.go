@@ -1,0 +1,310 @@
+// Package apply brings an App's children to their desired state with server-side apply, and
+// writes nothing when a child already matches. A converged App costs no API writes.
+package apply
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+)
+
+// FieldOwner is the field manager of every field the operator applies.
+const FieldOwner = "app-operator"
+
+// HashAnnotation records a hash of the configuration last applied to a child. A change of
+// the App changes the hash, so fields the App stopped setting are removed even when
+// everything still set matches.
+const HashAnnotation = "mycompany.com/applied-hash"
+
+// Result says what Apply or Remove did.
+type Result string
+
+// The results of Apply and Remove.
+const (
+	Unchanged Result = "Unchanged"
+	Created   Result = "Created"
+	Updated   Result = "Updated"
+	Deleted   Result = "Deleted"
+	// Recreated: the child was changed by someone else in a way server-side apply cannot undo
+	// (a list item's key changed, so the operator's item and theirs would both remain). The
+	// child was deleted, to be created again as desired by the next reconcile.
+	Recreated Result = "Recreated"
+)
+
+// NotOwnedError reports a child's name taken by an object the App does not control.
+type NotOwnedError struct {
+	Kind string
+	Key  client.ObjectKey
+}
+
+func (e *NotOwnedError) Error() string {
+	return fmt.Sprintf("%s %s already exists and is not controlled by this App; rename or delete it", e.Kind, e.Key)
+}
+
+// Applier applies and removes the children of an owner.
+type Applier struct {
+	// Client reads from the operator's cache, which holds only objects carrying the
+	// operator's label, and writes to the API server.
+	Client client.Client
+	// APIReader reads from the API server. It is used only for a child missing from the
+	// cache, to never take over an object the owner does not control.
+	APIReader client.Reader
+}
+
+// Apply makes the child match desired and returns the child as it now is. It writes only when
+// the child is missing, when a field the operator applies differs, or when the desired
+// configuration changed since the last apply.
+func (a *Applier) Apply(ctx context.Context, owner, desired client.Object) (client.Object, Result, error) {
+	gvk, err := apiutil.GVKForObject(desired, a.Client.Scheme())
+	if err != nil {
+		return nil, "", err
+	}
+	kind := gvk.Kind
+	want, err := applyConfiguration(desired)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s %s: %w", kind, client.ObjectKeyFromObject(desired), err)
+	}
+
+	key := client.ObjectKeyFromObject(desired)
+	current := newEmpty(desired)
+	result := Updated
+	switch err := a.Client.Get(ctx, key, current); {
+	case apierrors.IsNotFound(err):
+		result, err = a.lookPastCache(ctx, owner, kind, key, current)
+		if err != nil {
+			return nil, "", err
+		}
+	case err != nil:
+		return nil, "", fmt.Errorf("reading %s %s: %w", kind, key, err)
+	case !metav1.IsControlledBy(current, owner):
+		return nil, "", &NotOwnedError{Kind: kind, Key: key}
+	default:
+		have, err := toMap(current)
+		if err != nil {
+			return nil, "", fmt.Errorf("%s %s: %w", kind, key, err)
+		}
+		if contains(have, want) {
+			return current, Unchanged, nil
+		}
+	}
+
+	u := &unstructured.Unstructured{Object: want}
+	u.SetGroupVersionKind(gvk)
+	if err := a.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
+		client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+		if apierrors.IsInvalid(err) && result == Updated && appliedBefore(current, want) {
+			return a.recreate(ctx, kind, current)
+		}
+		return nil, "", fmt.Errorf("applying %s %s: %w", kind, key, err)
+	}
+	applied := newEmpty(desired)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, applied); err != nil {
+		return nil, "", fmt.Errorf("reading applied %s %s: %w", kind, key, err)
+	}
+	return applied, result, nil
+}
+
+// lookPastCache checks the API server for a child the cache does not hold. The child is
+// created when it does not exist; one that exists without the operator's label is updated
+// only if the owner controls it.
+func (a *Applier) lookPastCache(ctx context.Context, owner client.Object, kind string, key client.ObjectKey, obj client.Object) (Result, error) {
+	switch err := a.APIReader.Get(ctx, key, obj); {
+	case apierrors.IsNotFound(err):
+		return Created, nil
+	case err != nil:
+		return "", fmt.Errorf("reading %s %s: %w", kind, key, err)
+	case !metav1.IsControlledBy(obj, owner):
+		return "", &NotOwnedError{Kind: kind, Key: key}
+	default:
+		return Updated, nil
+	}
+}
+
+// appliedBefore reports whether the child carries the hash of exactly this configuration, that
+// is, whether the same configuration was applied to it successfully before.
+func appliedBefore(current client.Object, want map[string]any) bool {
+	meta, _ := want["metadata"].(map[string]any)
+	annotations, _ := meta["annotations"].(map[string]any)
+	return annotations[HashAnnotation] != nil && current.GetAnnotations()[HashAnnotation] == annotations[HashAnnotation]
+}
+
+// recreate deletes a child that someone changed beyond what server-side apply can revert.
+func (a *Applier) recreate(ctx context.Context, kind string, current client.Object) (client.Object, Result, error) {
+	uid := current.GetUID()
+	if err := a.Client.Delete(ctx, current, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
+		return nil, "", fmt.Errorf("deleting %s %s to recreate it: %w", kind, client.ObjectKeyFromObject(current), err)
+	}
+	return nil, Recreated, nil
+}
+
+// Remove deletes a child the owner no longer wants. Objects the owner does not control are
+// left alone.
+func (a *Applier) Remove(ctx context.Context, owner, obj client.Object) (Result, error) {
+	gvk, err := apiutil.GVKForObject(obj, a.Client.Scheme())
+	if err != nil {
+		return "", err
+	}
+	kind := gvk.Kind
+	key := client.ObjectKeyFromObject(obj)
+	current := newEmpty(obj)
+	if err := a.Client.Get(ctx, key, current); err != nil {
+		if apierrors.IsNotFound(err) {
+			return Unchanged, nil
+		}
+		return "", fmt.Errorf("reading %s %s: %w", kind, key, err)
+	}
+	if !metav1.IsControlledBy(current, owner) || current.GetDeletionTimestamp() != nil {
+		return Unchanged, nil
+	}
+	uid := current.GetUID()
+	if err := a.Client.Delete(ctx, current, client.Preconditions{UID: &uid}); err != nil {
+		if apierrors.IsNotFound(err) {
+			return Unchanged, nil
+		}
+		return "", fmt.Errorf("deleting %s %s: %w", kind, key, err)
+	}
+	return Deleted, nil
+}
+
+// applyConfiguration turns a desired object into the fields of a server-side apply: no type
+// (objects read back may lack it), no status, no empty values (which would claim fields the
+// operator does not set), and the hash of everything else in HashAnnotation.
+func applyConfiguration(desired client.Object) (map[string]any, error) {
+	m, err := toMap(desired)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range []string{"apiVersion", "kind", "status"} {
+		delete(m, k)
+	}
+	prune(m)
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(raw)
+	meta, _ := m["metadata"].(map[string]any)
+	if meta == nil {
+		return nil, fmt.Errorf("object has no metadata")
+	}
+	annotations, _ := meta["annotations"].(map[string]any)
+	if annotations == nil {
+		annotations = map[string]any{}
+		meta["annotations"] = annotations
+	}
+	annotations[HashAnnotation] = hex.EncodeToString(sum[:8])
+	return m, nil
+}
+
+func toMap(obj client.Object) (map[string]any, error) {
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	return m, json.Unmarshal(raw, &m)
+}
+
+// prune removes null values and empty objects, recursively.
+func prune(v any) bool {
+	switch t := v.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		for k, child := range t {
+			if prune(child) {
+				delete(t, k)
+			}
+		}
+		return len(t) == 0
+	case []any:
+		for _, child := range t {
+			prune(child)
+		}
+	}
+	return false
+}
+
+// contains reports whether have holds everything in want. Objects may have more fields than
+// wanted (defaults the API server filled in, fields others own). Lists of named items match
+// by name and may hold more items, as server-side apply merges them; other lists must match
+// item by item.
+func contains(have, want any) bool {
+	switch w := want.(type) {
+	case map[string]any:
+		h, ok := have.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, wv := range w {
+			if hv, ok := h[k]; !ok || !contains(hv, wv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		h, ok := have.([]any)
+		if !ok {
+			return false
+		}
+		if names, ok := byName(h); ok && isNamed(w) {
+			for _, item := range w {
+				if hv, ok := names[nameOf(item)]; !ok || !contains(hv, item) {
+					return false
+				}
+			}
+			return true
+		}
+		if len(h) != len(w) {
+			return false
+		}
+		for i := range w {
+			if !contains(h[i], w[i]) {
+				return false
+			}
+		}
+		return true
+	default:
+		return reflect.DeepEqual(have, want)
+	}
+}
+
+func nameOf(item any) string {
+	m, _ := item.(map[string]any)
+	name, _ := m["name"].(string)
+	return name
+}
+
+func isNamed(items []any) bool {
+	for _, item := range items {
+		if nameOf(item) == "" {
+			return false
+		}
+	}
+	return len(items) > 0
+}
+
+func byName(items []any) (map[string]any, bool) {
+	if !isNamed(items) {
+		return nil, false
+	}
+	names := make(map[string]any, len(items))
+	for _, item := range items {
+		names[nameOf(item)] = item
+	}
+	return names, true
+}
+
+func newEmpty(obj client.Object) client.Object {
+	return reflect.New(reflect.TypeOf(obj).Elem()).Interface().(client.Object)
+}

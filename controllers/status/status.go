@@ -1,0 +1,158 @@
+// Package status computes an App's status from what a reconcile observed, as a pure function:
+// no client, and the clock comes in as an argument.
+package status
+
+import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	appv1 "github.com/mycompany/app-operator/api/v1"
+	"github.com/mycompany/app-operator/controllers/desired"
+)
+
+// Observed is what one reconcile saw of an App's children.
+type Observed struct {
+	// Deployment is the App's Deployment as it is now, or nil when it could not be read or
+	// applied; the replica counts then keep their last observed values.
+	Deployment *appsv1.Deployment
+	// ServiceName is the name of the App's Service, or empty when it has none. It is
+	// recorded only when the reconcile succeeded.
+	ServiceName string
+	// Err is the error that stopped the reconcile from applying the desired state, if any.
+	Err error
+}
+
+// Compute returns the status the App should have. Condition transition times change only
+// when a condition's status flips, so computing twice from the same facts yields the same
+// status, and the caller can skip the write.
+func Compute(app *appv1.App, obs Observed, now metav1.Time) appv1.AppStatus {
+	st := *app.Status.DeepCopy()
+	st.Selector = labels.SelectorFromSet(desired.SelectorLabels(app)).String()
+	if obs.Err == nil {
+		st.ServiceName = obs.ServiceName
+		st.ObservedGeneration = app.Generation
+	}
+
+	d := obs.Deployment
+	want := wantedReplicas(app, d)
+	var rollout rolloutState
+	if d != nil {
+		st.Replicas = d.Status.Replicas
+		st.ReadyReplicas = d.Status.ReadyReplicas
+		st.AvailableReplicas = d.Status.AvailableReplicas
+		st.UpdatedReplicas = d.Status.UpdatedReplicas
+		rollout = rolloutOf(d, want)
+		if rollout.complete {
+			st.Image = imageOf(d)
+		}
+	}
+
+	set := func(c metav1.Condition) {
+		c.ObservedGeneration = app.Generation
+		c.LastTransitionTime = now
+		meta.SetStatusCondition(&st.Conditions, c)
+	}
+	set(available(d, want))
+	set(progressing(d, rollout))
+	set(degraded(obs.Err, rollout))
+	return st
+}
+
+// rolloutState is what the Deployment says of its latest rollout.
+type rolloutState struct {
+	observed         bool // the Deployment controller has seen the current Deployment spec
+	complete         bool // every pod runs the current template and is available
+	deadlineExceeded bool
+	replicaFailure   *appsv1.DeploymentCondition
+}
+
+func rolloutOf(d *appsv1.Deployment, want int32) rolloutState {
+	s := d.Status
+	r := rolloutState{observed: s.ObservedGeneration >= d.Generation}
+	r.complete = r.observed && s.UpdatedReplicas == want && s.Replicas == want && s.AvailableReplicas == want
+	for i := range s.Conditions {
+		c := &s.Conditions[i]
+		switch {
+		case c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded":
+			r.deadlineExceeded = true
+		case c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue:
+			r.replicaFailure = c
+		}
+	}
+	return r
+}
+
+// wantedReplicas is the replica count the App aims for: the autoscaler's choice while it owns
+// the count, otherwise the App's own.
+func wantedReplicas(app *appv1.App, d *appsv1.Deployment) int32 {
+	if app.Spec.Autoscaling != nil && d != nil && d.Spec.Replicas != nil {
+		return *d.Spec.Replicas
+	}
+	if app.Spec.Autoscaling != nil && app.Spec.Autoscaling.MinReplicas != nil {
+		return *app.Spec.Autoscaling.MinReplicas
+	}
+	if app.Spec.Replicas != nil {
+		return *app.Spec.Replicas
+	}
+	return appv1.DefaultReplicas
+}
+
+func imageOf(d *appsv1.Deployment) string {
+	for _, c := range d.Spec.Template.Spec.Containers {
+		if c.Name == desired.ContainerName {
+			return c.Image
+		}
+	}
+	return ""
+}
+
+func available(d *appsv1.Deployment, want int32) metav1.Condition {
+	c := metav1.Condition{Type: appv1.ConditionAvailable}
+	switch {
+	case d == nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, appv1.ReasonDeploymentPending, "the Deployment does not exist yet"
+	case d.Status.AvailableReplicas >= want:
+		c.Status, c.Reason = metav1.ConditionTrue, appv1.ReasonReplicasAvailable
+		c.Message = fmt.Sprintf("%d of %d pods available", d.Status.AvailableReplicas, want)
+	default:
+		c.Status, c.Reason = metav1.ConditionFalse, appv1.ReasonReplicasUnavailable
+		c.Message = fmt.Sprintf("%d of %d pods available", d.Status.AvailableReplicas, want)
+	}
+	return c
+}
+
+func progressing(d *appsv1.Deployment, r rolloutState) metav1.Condition {
+	c := metav1.Condition{Type: appv1.ConditionProgressing}
+	switch {
+	case d == nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appv1.ReasonDeploymentPending, "creating the Deployment"
+	case r.deadlineExceeded:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, appv1.ReasonProgressDeadlineExceeded, "the rollout made no progress within its deadline"
+	case r.complete:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, appv1.ReasonRolloutComplete, "every pod runs the current spec"
+	default:
+		c.Status, c.Reason = metav1.ConditionTrue, appv1.ReasonRollingOut
+		c.Message = fmt.Sprintf("%d pods updated, %d available, %d in all", d.Status.UpdatedReplicas, d.Status.AvailableReplicas, d.Status.Replicas)
+	}
+	return c
+}
+
+func degraded(err error, r rolloutState) metav1.Condition {
+	c := metav1.Condition{Type: appv1.ConditionDegraded}
+	switch {
+	case err != nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appv1.ReasonReconcileError, err.Error()
+	case r.deadlineExceeded:
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appv1.ReasonProgressDeadlineExceeded, "the rollout made no progress within its deadline"
+	case r.replicaFailure != nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appv1.ReasonReplicaFailure, r.replicaFailure.Message
+	default:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, appv1.ReasonAsExpected, "no problem found"
+	}
+	return c
+}

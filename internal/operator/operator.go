@@ -1,0 +1,85 @@
+// Package operator wires App Operator into a controller-runtime manager: the scheme, the
+// cache, the App controller, the webhooks and the metrics. The manager command and the
+// integration tests share it, so tests run the operator exactly as it ships.
+package operator
+
+import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	appv1 "github.com/mycompany/app-operator/api/v1"
+	"github.com/mycompany/app-operator/api/v1alpha1"
+	"github.com/mycompany/app-operator/controllers"
+	"github.com/mycompany/app-operator/controllers/apply"
+	"github.com/mycompany/app-operator/controllers/desired"
+	"github.com/mycompany/app-operator/internal/metrics"
+	appwebhook "github.com/mycompany/app-operator/internal/webhook"
+)
+
+// Options configure the operator's parts.
+type Options struct {
+	// MaxConcurrentReconciles is the number of Apps reconciled at the same time.
+	MaxConcurrentReconciles int
+	// Desired is passed to the builders of an App's children.
+	Desired desired.Options
+}
+
+// Scheme holds every type the operator reads or writes.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(appv1.AddToScheme(s))
+	utilruntime.Must(v1alpha1.AddToScheme(s))
+	return s
+}
+
+// CacheOptions keep the cache small: no managedFields on any object, and only the children
+// that carry the operator's label.
+func CacheOptions() cache.Options {
+	managed := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{appv1.LabelManagedBy: appv1.ManagedByValue})}
+	return cache.Options{
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			&appsv1.Deployment{}:                     managed,
+			&corev1.Service{}:                        managed,
+			&autoscalingv2.HorizontalPodAutoscaler{}: managed,
+			&policyv1.PodDisruptionBudget{}:          managed,
+		},
+	}
+}
+
+// Setup adds the operator's metrics, the App controller and the App webhooks to a manager
+// built with Scheme and CacheOptions.
+func Setup(mgr ctrl.Manager, o Options) error {
+	if o.MaxConcurrentReconciles < 1 {
+		return fmt.Errorf("max concurrent reconciles must be 1 or more, got %d", o.MaxConcurrentReconciles)
+	}
+	if err := metrics.Register(ctrlmetrics.Registry, mgr.GetCache()); err != nil {
+		return fmt.Errorf("registering metrics: %w", err)
+	}
+	reconciler := &controllers.AppReconciler{
+		Client:   mgr.GetClient(),
+		Applier:  &apply.Applier{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()},
+		Recorder: mgr.GetEventRecorder(controllers.ControllerName),
+		Options:  o.Desired,
+	}
+	if err := reconciler.SetupWithManager(mgr, o.MaxConcurrentReconciles); err != nil {
+		return fmt.Errorf("setting up the App controller: %w", err)
+	}
+	if err := appwebhook.Setup(mgr); err != nil {
+		return fmt.Errorf("setting up the App webhooks: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,69 @@
+// Package webhook serves App Operator's admission webhooks. They are registered on the v1 hub
+// with matchPolicy Equivalent: the API server converts a v1alpha1 request to v1 before
+// calling them, so one defaulter and one validator serve every version.
+package webhook
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	appv1 "github.com/mycompany/app-operator/api/v1"
+	"github.com/mycompany/app-operator/api/v1alpha1"
+)
+
+// +kubebuilder:webhook:path=/mutate-mycompany-com-v1-app,mutating=true,failurePolicy=fail,sideEffects=None,groups=mycompany.com,resources=apps,verbs=create;update,versions=v1,name=mapp.mycompany.com,admissionReviewVersions=v1,matchPolicy=Equivalent
+// +kubebuilder:webhook:path=/validate-mycompany-com-v1-app,mutating=false,failurePolicy=fail,sideEffects=None,groups=mycompany.com,resources=apps,verbs=create;update,versions=v1,name=vapp.mycompany.com,admissionReviewVersions=v1,matchPolicy=Equivalent
+
+// AppWebhook defaults and validates Apps.
+type AppWebhook struct{}
+
+var (
+	_ admission.Defaulter[*appv1.App] = AppWebhook{}
+	_ admission.Validator[*appv1.App] = AppWebhook{}
+)
+
+// Setup registers the defaulting, validating and conversion webhooks of App with a manager.
+func Setup(mgr ctrl.Manager) error {
+	return ctrl.NewWebhookManagedBy(mgr, &appv1.App{}).
+		WithDefaulter(AppWebhook{}).
+		WithValidator(AppWebhook{}).
+		Complete()
+}
+
+// Default fills the App's optional fields.
+func (AppWebhook) Default(_ context.Context, app *appv1.App) error {
+	appv1.SetDefaults(app)
+	return nil
+}
+
+// ValidateCreate refuses an invalid App with every problem in one error.
+func (AppWebhook) ValidateCreate(ctx context.Context, app *appv1.App) (admission.Warnings, error) {
+	return validate(ctx, app)
+}
+
+// ValidateUpdate refuses an update that leaves the App invalid.
+func (AppWebhook) ValidateUpdate(ctx context.Context, _, app *appv1.App) (admission.Warnings, error) {
+	return validate(ctx, app)
+}
+
+// ValidateDelete allows every delete.
+func (AppWebhook) ValidateDelete(context.Context, *appv1.App) (admission.Warnings, error) {
+	return nil, nil
+}
+
+func validate(ctx context.Context, app *appv1.App) (admission.Warnings, error) {
+	warnings := appv1.Warnings(app)
+	if req, err := admission.RequestFromContext(ctx); err == nil && req.RequestKind != nil &&
+		req.RequestKind.Version == v1alpha1.GroupVersion.Version {
+		warnings = append(warnings, fmt.Sprintf("%s App is the original API; use %s, which holds every field of it and more",
+			v1alpha1.GroupVersion, appv1.GroupVersion))
+	}
+	if errs := appv1.Validate(app); len(errs) > 0 {
+		return warnings, apierrors.NewInvalid(appv1.GroupVersion.WithKind("App").GroupKind(), app.Name, errs)
+	}
+	return warnings, nil
+}

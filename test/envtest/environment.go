@@ -1,0 +1,239 @@
+// Package envtest runs App Operator, wired exactly as it ships, against a real kube-apiserver
+// and etcd (the binaries built into bin/ and found through KUBEBUILDER_ASSETS). The CRD's
+// conversion and the admission webhooks are served by the operator's own webhook server over
+// TLS. There is no kube-controller-manager: tests play the Deployment controller themselves.
+package envtest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	goruntime "runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/mycompany/app-operator/controllers"
+	"github.com/mycompany/app-operator/internal/metrics"
+	"github.com/mycompany/app-operator/internal/operator"
+)
+
+// Environment is a running API server with the operator's manager attached.
+type Environment struct {
+	// Client talks to the API server directly, never through a cache.
+	Client client.Client
+	// Config is an admin configuration for the API server.
+	Config *rest.Config
+	// Writes counts the create, update, patch, apply and delete calls the operator made.
+	Writes atomic.Int64
+
+	env    *envtest.Environment
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// Start brings up the API server, installs the CRD and webhooks, and starts the operator.
+// Reconciler panics are not recovered, so a panic fails the whole test binary.
+func Start() (*Environment, error) {
+	// Errors only: a failing test shows what went wrong without the noise of every reconcile.
+	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel), zap.StacktraceLevel(zapcore.PanicLevel)))
+	root := repoRoot()
+	e := &Environment{
+		env: &envtest.Environment{
+			// KUBEBUILDER_ASSETS, when set, takes precedence.
+			BinaryAssetsDirectory: filepath.Join(root, "bin"),
+			CRDInstallOptions: envtest.CRDInstallOptions{
+				Paths:              []string{filepath.Join(root, "config", "crd", "bases")},
+				ErrorIfPathMissing: true,
+				Scheme:             operator.Scheme(),
+			},
+			WebhookInstallOptions: envtest.WebhookInstallOptions{
+				Paths: []string{filepath.Join(root, "config", "webhook", "manifests.yaml")},
+			},
+		},
+		done: make(chan error, 1),
+	}
+	cfg, err := e.env.Start()
+	if err != nil {
+		return nil, fmt.Errorf("starting the API server (run make tools-envtest to build it into bin/): %w", err)
+	}
+	e.Config = cfg
+	if e.Client, err = client.New(cfg, client.Options{Scheme: operator.Scheme()}); err != nil {
+		return nil, e.stopAfter(err)
+	}
+
+	wh := e.env.WebhookInstallOptions
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 operator.Scheme(),
+		Cache:                  operator.CacheOptions(),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Host: wh.LocalServingHost, Port: wh.LocalServingPort, CertDir: wh.LocalServingCertDir,
+		}),
+		Controller: config.Controller{RecoverPanic: ptr.To(false), SkipNameValidation: ptr.To(true)},
+		NewClient:  e.countingClient,
+	})
+	if err != nil {
+		return nil, e.stopAfter(err)
+	}
+	if err := operator.Setup(mgr, operator.Options{MaxConcurrentReconciles: 4}); err != nil {
+		return nil, e.stopAfter(err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	e.cancel = cancel
+	go func() { e.done <- mgr.Start(ctx) }()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		return nil, e.stopAfter(fmt.Errorf("the manager's cache did not sync"))
+	}
+	return e, nil
+}
+
+// countingClient is the manager's client, counting every write it makes.
+func (e *Environment) countingClient(cfg *rest.Config, opts client.Options) (client.Client, error) {
+	c, err := client.NewWithWatch(cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	count := func() { e.Writes.Add(1) }
+	return interceptor.NewClient(c, interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			count()
+			return c.Create(ctx, obj, opts...)
+		},
+		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			count()
+			return c.Update(ctx, obj, opts...)
+		},
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			count()
+			return c.Patch(ctx, obj, patch, opts...)
+		},
+		Apply: func(ctx context.Context, c client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+			count()
+			return c.Apply(ctx, obj, opts...)
+		},
+		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			count()
+			return c.Delete(ctx, obj, opts...)
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			count()
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		},
+		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			count()
+			return c.SubResource(sub).Update(ctx, obj, opts...)
+		},
+	}), nil
+}
+
+// Stop stops the operator and the API server.
+func (e *Environment) Stop() error {
+	e.cancel()
+	if err := <-e.done; err != nil {
+		return e.stopAfter(fmt.Errorf("the manager failed: %w", err))
+	}
+	return e.env.Stop()
+}
+
+func (e *Environment) stopAfter(err error) error {
+	if stopErr := e.env.Stop(); stopErr != nil {
+		return fmt.Errorf("%w (and stopping the API server: %v)", err, stopErr)
+	}
+	return err
+}
+
+// Namespace creates a namespace with a generated name for one test.
+func (e *Environment) Namespace(t *testing.T) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "test-"}}
+	require.NoError(t, e.Client.Create(context.Background(), ns))
+	return ns.Name
+}
+
+// Eventually fails the test unless check passes within the timeout; check reports through
+// the CollectT it gets, so the failure says what was last wrong.
+func Eventually(t *testing.T, check func(c *require.Assertions), msgAndArgs ...any) {
+	t.Helper()
+	require.EventuallyWithT(t, func(ct *assert.CollectT) { check(require.New(ct)) }, 20*time.Second, 50*time.Millisecond, msgAndArgs...)
+}
+
+func repoRoot() string {
+	_, file, _, _ := goruntime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// Reconciles returns how many reconciles the App controller has run.
+func Reconciles() float64 {
+	return testutil.ToFloat64(metrics.ReconcileCount.WithLabelValues(controllers.ControllerName))
+}
+
+// WaitForReconciles waits until the App controller has run n more reconciles than it had when
+// given since (a value of Reconciles), and then has nothing queued and nothing running.
+func WaitForReconciles(t *testing.T, since float64, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool { return Reconciles() >= since+float64(n) }, 20*time.Second, 10*time.Millisecond,
+		"waiting for %d reconciles after %v", n, since)
+	WaitIdle(t)
+}
+
+// WaitIdle waits until the App controller has nothing queued and no reconcile running, for
+// a quarter of a second in a row.
+func WaitIdle(t *testing.T) {
+	t.Helper()
+	idleSince := time.Time{}
+	require.Eventually(t, func() bool {
+		if queued() > 0 {
+			idleSince = time.Time{}
+			return false
+		}
+		if idleSince.IsZero() {
+			idleSince = time.Now()
+		}
+		return time.Since(idleSince) > 250*time.Millisecond
+	}, 20*time.Second, 10*time.Millisecond, "waiting for the App controller to go idle")
+}
+
+// queued is the App controller's queue depth plus its running reconciles.
+func queued() float64 {
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		return 1
+	}
+	var n float64
+	for _, f := range families {
+		switch f.GetName() {
+		case "workqueue_depth", "controller_runtime_active_workers":
+			for _, m := range f.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if (l.GetName() == "name" || l.GetName() == "controller") && l.GetValue() == controllers.ControllerName {
+						n += m.GetGauge().GetValue()
+					}
+				}
+			}
+		}
+	}
+	return n
+}
