@@ -19,7 +19,6 @@ import (
 	"github.com/mycompany/app-operator/internal/operator"
 )
 
-
 type options struct {
 	metricsAddr             string
 	secureMetrics           bool

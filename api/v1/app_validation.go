@@ -2,6 +2,8 @@ package v1
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/distribution/reference"
 	corev1 "k8s.io/api/core/v1"
@@ -56,6 +58,8 @@ func Validate(app *App) field.ErrorList {
 		}
 	}
 	errs = append(errs, apivalidation.ValidateAnnotations(s.PodAnnotations, spec.Child("podAnnotations"))...)
+	// Map fields are checked in map order; sort so that the same App always gets the same message.
+	slices.SortStableFunc(errs, func(a, b *field.Error) int { return strings.Compare(a.Error(), b.Error()) })
 	return errs
 }
 
@@ -236,7 +240,7 @@ func validateAutoscaling(a *AutoscalingSpec, path *field.Path) field.ErrorList {
 	if a.MinReplicas != nil {
 		if *a.MinReplicas < 1 {
 			errs = append(errs, field.Invalid(path.Child("minReplicas"), *a.MinReplicas, "must be 1 or more"))
-		} else if *a.MinReplicas > a.MaxReplicas {
+		} else if a.MaxReplicas >= 1 && *a.MinReplicas > a.MaxReplicas {
 			errs = append(errs, field.Invalid(path.Child("minReplicas"), *a.MinReplicas,
 				fmt.Sprintf("must not exceed maxReplicas (%d)", a.MaxReplicas)))
 		}

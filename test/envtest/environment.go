@@ -19,8 +19,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -40,7 +42,8 @@ import (
 
 // Environment is a running API server with the operator's manager attached.
 type Environment struct {
-	// Client talks to the API server directly, never through a cache.
+	// Client talks to the API server directly, never through a cache. Its scheme adds the
+	// CustomResourceDefinition type to the operator's.
 	Client client.Client
 	// Config is an admin configuration for the API server.
 	Config *rest.Config
@@ -78,7 +81,9 @@ func Start() (*Environment, error) {
 		return nil, fmt.Errorf("starting the API server (run make tools-envtest to build it into bin/): %w", err)
 	}
 	e.Config = cfg
-	if e.Client, err = client.New(cfg, client.Options{Scheme: operator.Scheme()}); err != nil {
+	scheme := operator.Scheme()
+	utilruntime.Must(apiextensionsv1.AddToScheme(scheme))
+	if e.Client, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
 		return nil, e.stopAfter(err)
 	}
 

@@ -1,0 +1,126 @@
+package status_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	appv1 "github.com/mycompany/app-operator/api/v1"
+	"github.com/mycompany/app-operator/controllers/status"
+)
+
+var (
+	t0 = metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	t1 = metav1.NewTime(t0.Add(time.Minute))
+)
+
+func app(replicas int32) *appv1.App {
+	return &appv1.App{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Generation: 3},
+		Spec:       appv1.AppSpec{Image: "web:2", Replicas: ptr.To(replicas)},
+	}
+}
+
+// deployment is a Deployment that observed its spec and has these pod counts.
+func deployment(image string, replicas, updated, available int32, conds ...appsv1.DeploymentCondition) *appsv1.Deployment {
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Generation: 5}}
+	d.Spec.Template.Spec.Containers = []corev1.Container{{Name: "app", Image: image}}
+	d.Status = appsv1.DeploymentStatus{ObservedGeneration: 5, Replicas: replicas, UpdatedReplicas: updated,
+		ReadyReplicas: available, AvailableReplicas: available, Conditions: conds}
+	return d
+}
+
+type want struct {
+	available, progressing, degraded string // condition reasons
+	image                            string
+	observedGeneration               int64
+}
+
+func TestCompute(t *testing.T) {
+	cases := []struct {
+		name string
+		app  *appv1.App
+		obs  status.Observed
+		want want
+	}{
+		{"no Deployment yet", app(2), status.Observed{},
+			want{appv1.ReasonDeploymentPending, appv1.ReasonDeploymentPending, appv1.ReasonAsExpected, "", 3}},
+		{"rolled out", app(2), status.Observed{Deployment: deployment("web:2", 2, 2, 2), ServiceName: "web"},
+			want{appv1.ReasonReplicasAvailable, appv1.ReasonRolloutComplete, appv1.ReasonAsExpected, "web:2", 3}},
+		{"scaling up", app(3), status.Observed{Deployment: deployment("web:2", 2, 2, 2)},
+			want{appv1.ReasonReplicasUnavailable, appv1.ReasonRollingOut, appv1.ReasonAsExpected, "", 3}},
+		{"rolling out a new image, old pods still serve", app(2), status.Observed{Deployment: deployment("web:2", 3, 1, 2)},
+			want{appv1.ReasonReplicasAvailable, appv1.ReasonRollingOut, appv1.ReasonAsExpected, "", 3}},
+		{"scaled to zero", app(0), status.Observed{Deployment: deployment("web:2", 0, 0, 0)},
+			want{appv1.ReasonReplicasAvailable, appv1.ReasonRolloutComplete, appv1.ReasonAsExpected, "web:2", 3}},
+		{"progress deadline exceeded", app(2), status.Observed{Deployment: deployment("web:2", 3, 1, 2,
+			appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"})},
+			want{appv1.ReasonReplicasAvailable, appv1.ReasonProgressDeadlineExceeded, appv1.ReasonProgressDeadlineExceeded, "", 3}},
+		{"replica failure", app(2), status.Observed{Deployment: deployment("web:2", 0, 0, 0,
+			appsv1.DeploymentCondition{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Message: "exceeded quota"})},
+			want{appv1.ReasonReplicasUnavailable, appv1.ReasonRollingOut, appv1.ReasonReplicaFailure, "", 3}},
+		{"reconcile failed: the generation is not observed", app(2), status.Observed{Deployment: deployment("web:2", 2, 2, 2), Err: errors.New("boom")},
+			want{appv1.ReasonReplicasAvailable, appv1.ReasonRolloutComplete, appv1.ReasonReconcileError, "web:2", 1}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.app.Status.ObservedGeneration = 1
+			st := status.Compute(tc.app, tc.obs, t0)
+			reason := func(typ string) string { return meta.FindStatusCondition(st.Conditions, typ).Reason }
+			require.Equal(t, tc.want.available, reason(appv1.ConditionAvailable))
+			require.Equal(t, tc.want.progressing, reason(appv1.ConditionProgressing))
+			require.Equal(t, tc.want.degraded, reason(appv1.ConditionDegraded))
+			require.Equal(t, tc.want.image, st.Image)
+			require.Equal(t, tc.want.observedGeneration, st.ObservedGeneration)
+			for _, c := range st.Conditions {
+				require.Equal(t, int64(3), c.ObservedGeneration)
+			}
+			require.Equal(t, "app.kubernetes.io/instance=web,app.kubernetes.io/managed-by=app-operator", st.Selector)
+		})
+	}
+}
+
+func TestComputeIsStableAndTimesOnlyFlip(t *testing.T) {
+	a := app(2)
+	obs := status.Observed{Deployment: deployment("web:2", 2, 2, 1), ServiceName: "web"}
+	a.Status = status.Compute(a, obs, t0)
+	require.Equal(t, int32(1), a.Status.AvailableReplicas)
+	require.Equal(t, "web", a.Status.ServiceName)
+
+	// Same facts later: nothing changes, so the caller writes nothing.
+	require.Equal(t, a.Status, status.Compute(a, obs, t1))
+
+	// Available flips: its transition time moves; Degraded's does not.
+	next := status.Compute(a, status.Observed{Deployment: deployment("web:2", 2, 2, 2), ServiceName: "web"}, t1)
+	require.Equal(t, t1, meta.FindStatusCondition(next.Conditions, appv1.ConditionAvailable).LastTransitionTime)
+	require.Equal(t, t0, meta.FindStatusCondition(next.Conditions, appv1.ConditionDegraded).LastTransitionTime)
+}
+
+func TestComputeKeepsWhatAFailedReconcileCouldNotSee(t *testing.T) {
+	a := app(2)
+	a.Status = status.Compute(a, status.Observed{Deployment: deployment("web:1", 2, 2, 2), ServiceName: "web"}, t0)
+	a.Generation = 4
+	st := status.Compute(a, status.Observed{Err: errors.New("apply failed")}, t1)
+	require.Equal(t, int32(2), st.AvailableReplicas, "last observed counts stay")
+	require.Equal(t, "web", st.ServiceName)
+	require.Equal(t, "web:1", st.Image)
+	require.Equal(t, int64(3), st.ObservedGeneration, "a failed reconcile does not observe the new generation")
+	require.Equal(t, "apply failed", meta.FindStatusCondition(st.Conditions, appv1.ConditionDegraded).Message)
+}
+
+func TestAutoscaledAppsAimForTheAutoscalersCount(t *testing.T) {
+	a := app(1)
+	a.Spec.Autoscaling = &appv1.AutoscalingSpec{MinReplicas: ptr.To(int32(2)), MaxReplicas: 10}
+	d := deployment("web:2", 5, 5, 5)
+	d.Spec.Replicas = ptr.To(int32(5))
+	st := status.Compute(a, status.Observed{Deployment: d}, t0)
+	require.True(t, meta.IsStatusConditionTrue(st.Conditions, appv1.ConditionAvailable))
+	require.Equal(t, "5 of 5 pods available", meta.FindStatusCondition(st.Conditions, appv1.ConditionAvailable).Message)
+}

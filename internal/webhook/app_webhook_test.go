@@ -1,0 +1,213 @@
+package webhook_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appv1 "github.com/mycompany/app-operator/api/v1"
+	"github.com/mycompany/app-operator/api/v1alpha1"
+	"github.com/mycompany/app-operator/internal/operator"
+)
+
+// warnings collects the warnings the API server returns.
+type warnings struct {
+	mu  sync.Mutex
+	all []string
+}
+
+func (w *warnings) HandleWarningHeader(_ int, _ string, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.all = append(w.all, text)
+}
+
+func clientWithWarnings(t *testing.T) (client.Client, *warnings) {
+	w := &warnings{}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.WarningHandler = w
+	c, err := client.New(cfg, client.Options{Scheme: operator.Scheme()})
+	require.NoError(t, err)
+	return c, w
+}
+
+func TestDefaultsAreApplied(t *testing.T) {
+	ctx := context.Background()
+	app := &appv1.App{
+		ObjectMeta: metav1.ObjectMeta{Namespace: env.Namespace(t), Name: "web"},
+		Spec:       appv1.AppSpec{Image: "nginx:1.27"},
+	}
+	require.NoError(t, env.Client.Create(ctx, app))
+
+	require.Equal(t, int32(1), *app.Spec.Replicas)
+	require.Equal(t, []appv1.AppPort{{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP}}, app.Spec.Ports)
+	require.Equal(t, &appv1.ServiceSpec{Enabled: ptr.To(true), Type: corev1.ServiceTypeClusterIP, Port: 80, TargetPort: "http"}, app.Spec.Service)
+	require.True(t, *app.Spec.SecurityContext.Pod.RunAsNonRoot)
+	require.Equal(t, corev1.SeccompProfileTypeRuntimeDefault, app.Spec.SecurityContext.Pod.SeccompProfile.Type)
+	require.False(t, *app.Spec.SecurityContext.Container.AllowPrivilegeEscalation)
+	require.Equal(t, []corev1.Capability{"ALL"}, app.Spec.SecurityContext.Container.Capabilities.Drop)
+}
+
+func TestV1alpha1AppsAreDefaultedAndWarned(t *testing.T) {
+	ctx := context.Background()
+	c, w := clientWithWarnings(t)
+	old := &v1alpha1.App{
+		ObjectMeta: metav1.ObjectMeta{Namespace: env.Namespace(t), Name: "legacy"},
+		Spec:       v1alpha1.AppSpec{Image: "nginx:1.27"},
+	}
+	require.NoError(t, c.Create(ctx, old))
+	require.Equal(t, int32(1), *old.Spec.Replicas)
+	require.Contains(t, strings.Join(w.all, "\n"), "mycompany.com/v1alpha1 App is the original API")
+
+	var app appv1.App
+	require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(old), &app))
+	require.Equal(t, "nginx:1.27", app.Spec.Image)
+	require.Equal(t, "http", app.Spec.Service.TargetPort, "v1 defaults are kept for a v1alpha1 App")
+}
+
+func TestInvalidAppsAreRefusedNamingEachField(t *testing.T) {
+	ns := env.Namespace(t)
+	cases := []struct {
+		name   string
+		app    func(*appv1.App)
+		fields []string
+	}{
+		{"image missing", func(a *appv1.App) { a.Spec.Image = "" }, []string{"spec.image"}},
+		{"image malformed", func(a *appv1.App) { a.Spec.Image = "nginx:::1" }, []string{"spec.image"}},
+		{"image uppercase", func(a *appv1.App) { a.Spec.Image = "Registry/NGINX" }, []string{"spec.image"}},
+		{"name starts with a digit", func(a *appv1.App) { a.Name = "1web" }, []string{"metadata.name"}},
+		{"name with a dot", func(a *appv1.App) { a.Name = "web.v2" }, []string{"metadata.name"}},
+		{"name too long for a label", func(a *appv1.App) { a.Name = strings.Repeat("a", 64) }, []string{"metadata.name"}},
+		{"port name invalid", func(a *appv1.App) { a.Spec.Ports = []appv1.AppPort{{Name: "HTTP_1", ContainerPort: 80}} }, []string{"spec.ports[0].name"}},
+		{"port number reused", func(a *appv1.App) {
+			a.Spec.Ports = []appv1.AppPort{{Name: "a", ContainerPort: 80}, {Name: "b", ContainerPort: 80}}
+		}, []string{"spec.ports[1].containerPort"}},
+		{"service target port unknown", func(a *appv1.App) {
+			a.Spec.Ports = []appv1.AppPort{{Name: "http", ContainerPort: 80}}
+			a.Spec.Service = &appv1.ServiceSpec{TargetPort: "grpc"}
+		}, []string{"spec.service.targetPort"}},
+		{"probe port unknown", func(a *appv1.App) {
+			a.Spec.Probes = &appv1.Probes{Readiness: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{
+				HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromString("metrics")}}}}
+		}, []string{"spec.probes.readiness.port"}},
+		{"requests above limits", func(a *appv1.App) {
+			a.Spec.Resources = &corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")},
+				Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
+			}
+		}, []string{"spec.resources.requests[cpu]"}},
+		{"disruption budget with both fields", func(a *appv1.App) {
+			a.Spec.DisruptionBudget = &appv1.DisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(1)), MaxUnavailable: ptr.To(intstr.FromInt32(1))}
+		}, []string{"spec.disruptionBudget"}},
+		{"rollout percentage out of range", func(a *appv1.App) {
+			a.Spec.Rollout = &appv1.RolloutSpec{MaxSurge: ptr.To(intstr.FromString("150%"))}
+		}, []string{"spec.rollout.maxSurge"}},
+		{"reserved pod label", func(a *appv1.App) { a.Spec.PodLabels = map[string]string{appv1.LabelInstance: "other"} }, []string{"spec.podLabels[app.kubernetes.io/instance]"}},
+		{"every problem at once", func(a *appv1.App) {
+			a.Name = "9lives"
+			a.Spec.Image = "nginx::"
+			a.Spec.ServiceAccountName = "Not_Valid"
+		}, []string{"metadata.name", "spec.image", "spec.serviceAccountName"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			app := &appv1.App{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+				Spec:       appv1.AppSpec{Image: "nginx:1.27"},
+			}
+			tc.app(app)
+			err := env.Client.Create(context.Background(), app)
+			require.Error(t, err)
+			require.Truef(t, apierrors.IsInvalid(err), "want 422 Invalid, got %v", err)
+			for _, f := range tc.fields {
+				require.Contains(t, err.Error(), f)
+			}
+			absent := env.Client.Get(context.Background(), client.ObjectKeyFromObject(app), &appv1.App{})
+			require.True(t, apierrors.IsNotFound(absent), "a refused App is not stored")
+		})
+	}
+}
+
+func TestCELRulesRefuseInconsistentAutoscaling(t *testing.T) {
+	app := &appv1.App{
+		ObjectMeta: metav1.ObjectMeta{Namespace: env.Namespace(t), Name: "web"},
+		Spec: appv1.AppSpec{Image: "nginx:1.27",
+			Autoscaling: &appv1.AutoscalingSpec{MinReplicas: ptr.To(int32(5)), MaxReplicas: 2}},
+	}
+	err := env.Client.Create(context.Background(), app)
+	require.True(t, apierrors.IsInvalid(err), "want 422 Invalid, got %v", err)
+	require.Contains(t, err.Error(), "spec.autoscaling.minReplicas")
+	require.Contains(t, err.Error(), "minReplicas must not exceed maxReplicas")
+}
+
+func TestAnUpdateThatBreaksAnAppIsRefused(t *testing.T) {
+	ctx := context.Background()
+	app := &appv1.App{
+		ObjectMeta: metav1.ObjectMeta{Namespace: env.Namespace(t), Name: "web"},
+		Spec:       appv1.AppSpec{Image: "nginx:1.27"},
+	}
+	require.NoError(t, env.Client.Create(ctx, app))
+	app.Spec.Image = "not a reference"
+	err := env.Client.Update(ctx, app)
+	require.True(t, apierrors.IsInvalid(err), "want 422 Invalid, got %v", err)
+	require.Contains(t, err.Error(), "spec.image")
+
+	var stored appv1.App
+	require.NoError(t, env.Client.Get(ctx, client.ObjectKeyFromObject(app), &stored))
+	require.Equal(t, "nginx:1.27", stored.Spec.Image)
+}
+
+func TestConversionWebhookRoundTripsThroughStorage(t *testing.T) {
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	old := &v1alpha1.App{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+		Spec:       v1alpha1.AppSpec{Image: "nginx:1.27", Replicas: ptr.To(int32(3))},
+	}
+	require.NoError(t, env.Client.Create(ctx, old))
+
+	// Read as v1: the v1alpha1 fields arrive.
+	var app appv1.App
+	require.NoError(t, env.Client.Get(ctx, client.ObjectKeyFromObject(old), &app))
+	require.Equal(t, "nginx:1.27", app.Spec.Image)
+	require.Equal(t, int32(3), *app.Spec.Replicas)
+
+	// Write v1-only fields through v1; they survive storage as v1alpha1. (Patches, because the
+	// operator writes the App's status meanwhile.)
+	patch := client.MergeFrom(app.DeepCopy())
+	app.Spec.Args = []string{"--verbose"}
+	app.Spec.Autoscaling = &appv1.AutoscalingSpec{MinReplicas: ptr.To(int32(2)), MaxReplicas: 4}
+	require.NoError(t, env.Client.Patch(ctx, &app, patch))
+
+	var asOld v1alpha1.App
+	require.NoError(t, env.Client.Get(ctx, client.ObjectKeyFromObject(old), &asOld))
+	require.Equal(t, "nginx:1.27", asOld.Spec.Image)
+	require.Contains(t, asOld.Annotations, v1alpha1.ConversionDataAnnotation)
+
+	// A v1alpha1 client changes the image; v1 sees the change and keeps its own fields.
+	patchOld := client.MergeFrom(asOld.DeepCopy())
+	asOld.Spec.Image = "nginx:1.28"
+	require.NoError(t, env.Client.Patch(ctx, &asOld, patchOld))
+	var back appv1.App
+	require.NoError(t, env.Client.Get(ctx, client.ObjectKeyFromObject(old), &back))
+	require.Equal(t, "nginx:1.28", back.Spec.Image)
+	require.Equal(t, []string{"--verbose"}, back.Spec.Args)
+	require.Equal(t, int32(4), back.Spec.Autoscaling.MaxReplicas)
+	require.NotContains(t, back.Annotations, v1alpha1.ConversionDataAnnotation)
+
+	var crd apiextensionsv1.CustomResourceDefinition
+	require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Name: "apps.mycompany.com"}, &crd))
+	require.Equal(t, []string{"v1alpha1"}, crd.Status.StoredVersions, "this release stores v1alpha1")
+}
