@@ -61,6 +61,10 @@ func (r *AppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	start := time.Now()
 	metrics.ReconcileCount.WithLabelValues(ControllerName).Inc()
 	err := r.reconcile(ctx, req)
+	if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+		// The namespace and the App in it are going away; nothing is left to do.
+		err = nil
+	}
 	metrics.ReconcileDuration.WithLabelValues(ControllerName).Observe(time.Since(start).Seconds())
 	if err != nil {
 		metrics.ReconcileErrors.WithLabelValues(ControllerName, metrics.ErrorReason(err)).Inc()

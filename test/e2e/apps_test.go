@@ -1,0 +1,121 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	appv1 "github.com/mycompany/app-operator/api/v1"
+	"github.com/mycompany/app-operator/controllers/desired"
+)
+
+// sample reads the v1 sample App that ships in the bundle's examples.
+func sample(t *testing.T, ns string) *appv1.App {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(root, "config", "samples", "mycompany_v1_app.yaml"))
+	require.NoError(t, err)
+	app := &appv1.App{}
+	require.NoError(t, yaml.UnmarshalStrict(raw, app))
+	app.Namespace = ns
+	return app
+}
+
+func TestTheSampleAppBecomesAvailable(t *testing.T) {
+	ctx := context.Background()
+	app := sample(t, namespace(t))
+	require.NoError(t, cluster.Client.Create(ctx, app))
+	key := client.ObjectKeyFromObject(app)
+
+	got := AssertAppAvailable(t, key, *app.Spec.Replicas)
+	require.Equal(t, *app.Spec.Replicas, got.Status.AvailableReplicas)
+	require.Equal(t, app.Spec.Image, got.Status.Image)
+	require.Equal(t, app.Name, got.Status.ServiceName)
+
+	// The Deployment's pods run on kwok's nodes.
+	pods := &corev1.PodList{}
+	require.NoError(t, cluster.Client.List(ctx, pods, client.InNamespace(key.Namespace), client.MatchingLabels(desired.SelectorLabels(app))))
+	require.Len(t, pods.Items, int(*app.Spec.Replicas))
+	for _, p := range pods.Items {
+		require.Equal(t, corev1.PodRunning, p.Status.Phase, p.Name)
+	}
+	d := &appsv1.Deployment{}
+	require.NoError(t, cluster.Client.Get(ctx, key, d))
+	require.True(t, metav1.IsControlledBy(d, got))
+	svc := &corev1.Service{}
+	require.NoError(t, cluster.Client.Get(ctx, key, svc))
+	require.True(t, metav1.IsControlledBy(svc, got))
+
+	out, err := kubectl(t, "get", "apps", "-n", key.Namespace)
+	require.NoError(t, err, out)
+	for _, column := range []string{"IMAGE", "DESIRED", "AVAILABLE", "READY", "AGE", app.Spec.Image} {
+		require.Contains(t, out, column)
+	}
+}
+
+func TestKubectlScaleScalesTheApp(t *testing.T) {
+	app := sample(t, namespace(t))
+	require.NoError(t, cluster.Client.Create(context.Background(), app))
+	key := client.ObjectKeyFromObject(app)
+	AssertAppAvailable(t, key, *app.Spec.Replicas)
+
+	out, err := kubectl(t, "scale", "-n", key.Namespace, "app/"+key.Name, "--replicas=4")
+	require.NoError(t, err, out)
+	AssertAppAvailable(t, key, 4)
+	d := &appsv1.Deployment{}
+	require.NoError(t, cluster.Client.Get(context.Background(), key, d))
+	require.Equal(t, int32(4), *d.Spec.Replicas)
+}
+
+func TestAnImageChangeRollsOut(t *testing.T) {
+	ctx := context.Background()
+	app := sample(t, namespace(t))
+	require.NoError(t, cluster.Client.Create(ctx, app))
+	key := client.ObjectKeyFromObject(app)
+	AssertAppAvailable(t, key, *app.Spec.Replicas)
+
+	patch := client.MergeFrom(app.DeepCopy())
+	app.Spec.Image = "nginxinc/nginx-unprivileged:1.28"
+	require.NoError(t, cluster.Client.Patch(ctx, app, patch))
+
+	eventually(t, 2*time.Minute, func(c *assert.CollectT) {
+		got := &appv1.App{}
+		require.NoError(c, cluster.Client.Get(ctx, key, got))
+		require.Equal(c, "nginxinc/nginx-unprivileged:1.28", got.Status.Image)
+	}, "the new image to roll out")
+	got := AssertAppAvailable(t, key, *app.Spec.Replicas)
+	require.Equal(t, *app.Spec.Replicas, got.Status.UpdatedReplicas)
+	d := &appsv1.Deployment{}
+	require.NoError(t, cluster.Client.Get(ctx, key, d))
+	require.Equal(t, "nginxinc/nginx-unprivileged:1.28", d.Spec.Template.Spec.Containers[0].Image)
+}
+
+func TestDeletingAnAppRemovesItsWorkload(t *testing.T) {
+	ctx := context.Background()
+	app := sample(t, namespace(t))
+	require.NoError(t, cluster.Client.Create(ctx, app))
+	key := client.ObjectKeyFromObject(app)
+	AssertAppAvailable(t, key, *app.Spec.Replicas)
+
+	require.NoError(t, cluster.Client.Delete(ctx, app))
+	// kube-controller-manager's garbage collector follows the ownerReferences.
+	eventually(t, 2*time.Minute, func(c *assert.CollectT) {
+		for _, obj := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}} {
+			err := cluster.Client.Get(ctx, key, obj)
+			require.Truef(c, apierrors.IsNotFound(err), "%T still exists (%v)", obj, err)
+		}
+		pods := &corev1.PodList{}
+		require.NoError(c, cluster.Client.List(ctx, pods, client.InNamespace(key.Namespace)))
+		require.Empty(c, pods.Items)
+	}, "the garbage collector to remove the App's children")
+}

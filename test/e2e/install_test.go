@@ -1,0 +1,29 @@
+package e2e
+
+import (
+	"context"
+	"testing"
+
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	"github.com/stretchr/testify/require"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mycompany/app-operator/test/framework"
+)
+
+func TestOLMInstallsTheOperatorFromTheCatalog(t *testing.T) {
+	ctx := context.Background()
+	csv := &operatorsv1alpha1.ClusterServiceVersion{}
+	require.NoError(t, cluster.Client.Get(ctx, client.ObjectKey{Namespace: framework.OperatorsNamespace, Name: headCSV()}, csv))
+	require.Equal(t, operatorsv1alpha1.CSVPhaseSucceeded, csv.Status.Phase)
+
+	// OLM made the conversion webhook's certificate and injected its CA into the CRD.
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	require.NoError(t, cluster.Client.Get(ctx, client.ObjectKey{Name: "apps.mycompany.com"}, crd))
+	conv := crd.Spec.Conversion
+	require.Equal(t, apiextensionsv1.WebhookConverter, conv.Strategy)
+	require.NotEmpty(t, conv.Webhook.ClientConfig.CABundle, "OLM injects the caBundle")
+	require.Equal(t, framework.DeploymentName+"-service", conv.Webhook.ClientConfig.Service.Name)
+	require.Equal(t, framework.OperatorsNamespace, conv.Webhook.ClientConfig.Service.Namespace)
+}

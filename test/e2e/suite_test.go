@@ -1,0 +1,103 @@
+// Package e2e installs App Operator from the project's catalog with the real OLM on a local
+// control plane (see package framework) and checks what a user sees. One file per feature.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/mycompany/app-operator/test/framework"
+)
+
+var (
+	root     = repoRoot()
+	cluster  *framework.Cluster
+	operator *framework.Operator
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	ctx := context.Background()
+	parent := filepath.Join(root, ".cache", "e2e")
+	framework.Reap(parent, filepath.Join(root, "bin"))
+	dir := filepath.Join(parent, time.Now().Format("20060102-150405"))
+	var err error
+	cluster, err = framework.StartCluster(ctx, framework.Options{Name: "app-e2e", Dir: dir, Bin: filepath.Join(root, "bin")})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting the cluster:", err)
+		return 1
+	}
+	code := 1
+	defer func() {
+		if err := cluster.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stopping the cluster:", err)
+		}
+		if code == 0 {
+			os.RemoveAll(dir)
+		} else {
+			fmt.Fprintln(os.Stderr, "logs of every component are kept in", dir)
+		}
+	}()
+	if err := install(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return code
+	}
+	code = m.Run()
+	return code
+}
+
+// install brings up OLM, serves the catalog and installs App Operator from it.
+func install(ctx context.Context) error {
+	if err := cluster.ServeEgress(); err != nil {
+		return err
+	}
+	if err := cluster.InstallOLM(ctx, root); err != nil {
+		return fmt.Errorf("installing OLM: %w", err)
+	}
+	if err := cluster.ServeCatalog(ctx, filepath.Join(root, "catalog")); err != nil {
+		return fmt.Errorf("serving the catalog: %w", err)
+	}
+	return subscribe(ctx)
+}
+
+// subscribe subscribes to the stable channel, waits for OLM to install its head and runs the
+// manager as OLM's Deployment describes it.
+func subscribe(ctx context.Context) error {
+	if err := cluster.Subscribe(ctx, framework.Subscription{}); err != nil {
+		return fmt.Errorf("subscribing: %w", err)
+	}
+	csv := headCSV()
+	if _, err := cluster.WaitForCSV(ctx, csv, 3*time.Minute); err != nil {
+		return err
+	}
+	var err error
+	operator, err = cluster.RunOperator(ctx, "manager", filepath.Join(root, "bin", "manager"))
+	if err != nil {
+		return err
+	}
+	if err := cluster.WaitForInstallPlan(ctx, csv, 3*time.Minute); err != nil {
+		return err
+	}
+	return cluster.WaitForConversionWebhook(ctx)
+}
+
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+func headCSV() string {
+	head, err := framework.ChannelHead(filepath.Join(root, "catalog"))
+	if err != nil {
+		panic(err)
+	}
+	return head
+}
