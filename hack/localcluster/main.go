@@ -5,6 +5,7 @@
 //	localcluster up          start the cluster and OLM, install App Operator from catalog/,
 //	                         create the sample App and wait until it is Available
 //	localcluster run-bundle  install bundle/ alone, as `operator-sdk run bundle` would
+//	localcluster scorecard   run App Operator's scorecard tests against the local cluster
 //	localcluster down        stop everything up started
 //	localcluster egress      (internal) serve the API server's egress to webhooks
 package main
@@ -61,6 +62,8 @@ func main() {
 			err = os.RemoveAll(dir)
 			fmt.Println("stopped the local cluster")
 		}
+	case "scorecard":
+		err = scorecard(ctx, root, dir, bin)
 	case "egress":
 		err = egress(ctx, dir)
 	default:
@@ -72,7 +75,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: localcluster up|run-bundle|down")
+	fmt.Fprintln(os.Stderr, "usage: localcluster up|run-bundle|scorecard|down")
 	os.Exit(2)
 }
 

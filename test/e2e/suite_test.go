@@ -11,6 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap/zapcore"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
 	"github.com/mycompany/app-operator/test/framework"
 )
 
@@ -26,6 +30,8 @@ func TestMain(m *testing.M) {
 
 func run(m *testing.M) int {
 	ctx := context.Background()
+	// The suite's clients log only errors; every component logs to the cluster's directory.
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
 	parent := filepath.Join(root, ".cache", "e2e")
 	framework.Reap(parent, filepath.Join(root, "bin"))
 	dir := filepath.Join(parent, time.Now().Format("20060102-150405"))

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/operator-framework/api/pkg/apis/scorecard/v1alpha3"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appv1 "github.com/mycompany/app-operator/api/v1"
+	"github.com/mycompany/app-operator/api/v1alpha1"
+)
+
+type test func(ctx context.Context, c client.Client, ns string) v1alpha3.TestResult
+
+var tests = map[string]test{
+	"app-becomes-available": appBecomesAvailable,
+	"invalid-app-refused":   invalidAppRefused,
+	"conversion-round-trip": conversionRoundTrip,
+}
+
+func pass(log string) v1alpha3.TestResult { return v1alpha3.TestResult{State: v1alpha3.PassState, Log: log} }
+
+func fail(err error, suggestion string) v1alpha3.TestResult {
+	return v1alpha3.TestResult{State: v1alpha3.FailState, Errors: []string{err.Error()}, Suggestions: []string{suggestion}}
+}
+
+// appBecomesAvailable creates an App and waits until all its replicas are available.
+func appBecomesAvailable(ctx context.Context, c client.Client, ns string) v1alpha3.TestResult {
+	app := &appv1.App{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "scorecard-"},
+		Spec:       appv1.AppSpec{Image: "nginxinc/nginx-unprivileged:1.27", Replicas: ptr.To(int32(2))},
+	}
+	if err := c.Create(ctx, app); err != nil {
+		return fail(err, "check that App Operator is installed and its webhooks answer")
+	}
+	defer c.Delete(context.Background(), app)
+	start := time.Now()
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(app), app); err != nil {
+			return false, nil
+		}
+		return app.Status.ObservedGeneration == app.Generation && app.Status.AvailableReplicas == 2 &&
+			meta.IsStatusConditionTrue(app.Status.Conditions, appv1.ConditionAvailable), nil
+	})
+	if err != nil {
+		return fail(fmt.Errorf("App %s/%s did not become Available with 2 replicas within 2m: last status %+v", ns, app.Name, app.Status),
+			"check the manager's log and the App's Deployment and Events")
+	}
+	return pass(fmt.Sprintf("App %s/%s became Available with 2 replicas in %s", ns, app.Name, time.Since(start).Round(time.Millisecond)))
+}
+
+// invalidAppRefused submits an invalid App (dry run) and expects a refusal naming each field.
+func invalidAppRefused(ctx context.Context, c client.Client, ns string) v1alpha3.TestResult {
+	app := &appv1.App{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "scorecard-invalid"},
+		Spec: appv1.AppSpec{Image: "not a reference",
+			Ports: []appv1.AppPort{{Name: "a", ContainerPort: 80}, {Name: "b", ContainerPort: 80}}},
+	}
+	err := c.Create(ctx, app, client.DryRunAll)
+	switch {
+	case err == nil:
+		return fail(fmt.Errorf("an App with an invalid image and a duplicated port was accepted"), "check that the validating webhook is installed")
+	case !apierrors.IsInvalid(err):
+		return fail(fmt.Errorf("want 422 Invalid, got %w", err), "check that the validating webhook answers")
+	}
+	for _, field := range []string{"spec.image", "spec.ports[1].containerPort"} {
+		if !strings.Contains(err.Error(), field) {
+			return fail(fmt.Errorf("the refusal does not name %s: %w", field, err), "")
+		}
+	}
+	return pass("refused: " + err.Error())
+}
+
+// conversionRoundTrip writes an App as v1alpha1, adds v1-only fields through v1, and checks
+// that both versions read back what was written.
+func conversionRoundTrip(ctx context.Context, c client.Client, ns string) v1alpha3.TestResult {
+	old := &v1alpha1.App{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "scorecard-conversion-"},
+		Spec:       v1alpha1.AppSpec{Image: "nginxinc/nginx-unprivileged:1.27", Replicas: ptr.To(int32(1))},
+	}
+	if err := c.Create(ctx, old); err != nil {
+		return fail(err, "check that the conversion webhook answers")
+	}
+	defer c.Delete(context.Background(), old)
+	key := client.ObjectKeyFromObject(old)
+
+	app := &appv1.App{}
+	if err := c.Get(ctx, key, app); err != nil {
+		return fail(fmt.Errorf("reading the v1alpha1 App as v1: %w", err), "check the CRD's conversion webhook")
+	}
+	patch := client.MergeFrom(app.DeepCopy())
+	app.Spec.Args = []string{"--scorecard"}
+	if err := c.Patch(ctx, app, patch); err != nil {
+		return fail(fmt.Errorf("writing a v1-only field: %w", err), "")
+	}
+	again := &v1alpha1.App{}
+	if err := c.Get(ctx, key, again); err != nil || again.Spec.Image != old.Spec.Image {
+		return fail(fmt.Errorf("reading back as v1alpha1: image %q, %v", again.Spec.Image, err), "")
+	}
+	back := &appv1.App{}
+	if err := c.Get(ctx, key, back); err != nil {
+		return fail(err, "")
+	}
+	if len(back.Spec.Args) != 1 || back.Spec.Args[0] != "--scorecard" {
+		return fail(fmt.Errorf("the v1-only field was lost in conversion: args %v", back.Spec.Args), "")
+	}
+	return pass("v1alpha1 -> v1 -> v1alpha1 -> v1 kept every field")
+}
