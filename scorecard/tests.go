@@ -26,7 +26,9 @@ var tests = map[string]test{
 	"conversion-round-trip": conversionRoundTrip,
 }
 
-func pass(log string) v1alpha3.TestResult { return v1alpha3.TestResult{State: v1alpha3.PassState, Log: log} }
+func pass(log string) v1alpha3.TestResult {
+	return v1alpha3.TestResult{State: v1alpha3.PassState, Log: log}
+}
 
 func fail(err error, suggestion string) v1alpha3.TestResult {
 	return v1alpha3.TestResult{State: v1alpha3.FailState, Errors: []string{err.Error()}, Suggestions: []string{suggestion}}
