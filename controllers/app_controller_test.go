@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -82,13 +83,13 @@ func TestAppChangesPropagateToChildren(t *testing.T) {
 	require.NoError(t, env.Client.Create(ctx, app))
 	envtest.Eventually(t, func(c *require.Assertions) { get(c, app, &corev1.Service{}) })
 
-	require.NoError(t, env.Client.Get(ctx, key(app), app))
-	app.Spec.Image = "registry.example.com/web:2.0"
-	app.Spec.Env = nil
-	app.Spec.Service.Enabled = ptr.To(false)
-	app.Spec.Autoscaling = &appv1.AutoscalingSpec{MinReplicas: ptr.To(int32(2)), MaxReplicas: 5}
-	app.Spec.DisruptionBudget = &appv1.DisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt32(1))}
-	require.NoError(t, env.Client.Update(ctx, app))
+	env.Update(t, app, func() {
+		app.Spec.Image = "registry.example.com/web:2.0"
+		app.Spec.Env = nil
+		app.Spec.Service.Enabled = ptr.To(false)
+		app.Spec.Autoscaling = &appv1.AutoscalingSpec{MinReplicas: ptr.To(int32(2)), MaxReplicas: 5}
+		app.Spec.DisruptionBudget = &appv1.DisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt32(1))}
+	})
 
 	envtest.Eventually(t, func(c *require.Assertions) {
 		var d appsv1.Deployment
@@ -108,10 +109,10 @@ func TestAppChangesPropagateToChildren(t *testing.T) {
 	})
 
 	// Autoscaling removed: the HorizontalPodAutoscaler goes, the App owns replicas again.
-	require.NoError(t, env.Client.Get(ctx, key(app), app))
-	app.Spec.Autoscaling = nil
-	app.Spec.Replicas = ptr.To(int32(3))
-	require.NoError(t, env.Client.Update(ctx, app))
+	env.Update(t, app, func() {
+		app.Spec.Autoscaling = nil
+		app.Spec.Replicas = ptr.To(int32(3))
+	})
 	envtest.Eventually(t, func(c *require.Assertions) {
 		absent(c, app, &autoscalingv2.HorizontalPodAutoscaler{})
 		var d appsv1.Deployment
@@ -131,11 +132,11 @@ func TestDriftOnChildrenIsReverted(t *testing.T) {
 		get(c, app, &svc)
 	})
 
-	d.Spec.Replicas = ptr.To(int32(7))
-	d.Spec.Template.Spec.Containers[0].Image = "registry.example.com/hijacked:1"
-	require.NoError(t, env.Client.Update(ctx, &d))
-	svc.Spec.Ports[0].Port = 9999
-	require.NoError(t, env.Client.Update(ctx, &svc))
+	env.Update(t, &d, func() {
+		d.Spec.Replicas = ptr.To(int32(7))
+		d.Spec.Template.Spec.Containers[0].Image = "registry.example.com/hijacked:1"
+	})
+	env.Update(t, &svc, func() { svc.Spec.Ports[0].Port = 9999 })
 
 	envtest.Eventually(t, func(c *require.Assertions) {
 		get(c, app, &d)
@@ -173,10 +174,13 @@ func TestStatusFollowsTheDeployment(t *testing.T) {
 	})
 
 	// Play the Deployment controller: the rollout completes.
-	d.Status = appsv1.DeploymentStatus{
-		ObservedGeneration: d.Generation, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2, AvailableReplicas: 2,
-	}
-	require.NoError(t, env.Client.Status().Update(ctx, &d))
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		get(require.New(t), app, &d)
+		d.Status = appsv1.DeploymentStatus{
+			ObservedGeneration: d.Generation, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2, AvailableReplicas: 2,
+		}
+		return env.Client.Status().Update(ctx, &d)
+	}))
 
 	envtest.Eventually(t, func(c *require.Assertions) {
 		get(c, app, app)
@@ -189,11 +193,13 @@ func TestStatusFollowsTheDeployment(t *testing.T) {
 	})
 
 	// The rollout stalls past its deadline: the App is Degraded.
-	get(require.New(t), app, &d)
-	d.Status.Conditions = []appsv1.DeploymentCondition{{
-		Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded",
-	}}
-	require.NoError(t, env.Client.Status().Update(ctx, &d))
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		get(require.New(t), app, &d)
+		d.Status.Conditions = []appsv1.DeploymentCondition{{
+			Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded",
+		}}
+		return env.Client.Status().Update(ctx, &d)
+	}))
 	envtest.Eventually(t, func(c *require.Assertions) {
 		get(c, app, app)
 		degraded := meta.FindStatusCondition(app.Status.Conditions, appv1.ConditionDegraded)
@@ -232,9 +238,7 @@ func TestAConvergedAppCostsNoWrites(t *testing.T) {
 
 	// Touch the App without changing its spec: the operator reconciles it and writes nothing.
 	before, rvs, reconciles := env.Writes.Load(), versions(), envtest.Reconciles()
-	require.NoError(t, env.Client.Get(ctx, key(app), app))
-	app.Labels = map[string]string{"touched": "yes"}
-	require.NoError(t, env.Client.Update(ctx, app))
+	env.Update(t, app, func() { app.Labels = map[string]string{"touched": "yes"} })
 	rvs[0] = app.ResourceVersion
 	envtest.WaitForReconciles(t, reconciles, 1)
 	require.Equal(t, before, env.Writes.Load(), "a converged reconcile makes no API write")

@@ -159,8 +159,9 @@ func TestAnUpdateThatBreaksAnAppIsRefused(t *testing.T) {
 		Spec:       appv1.AppSpec{Image: "nginx:1.27"},
 	}
 	require.NoError(t, env.Client.Create(ctx, app))
+	patch := client.MergeFrom(app.DeepCopy())
 	app.Spec.Image = "not a reference"
-	err := env.Client.Update(ctx, app)
+	err := env.Client.Patch(ctx, app, patch)
 	require.True(t, apierrors.IsInvalid(err), "want 422 Invalid, got %v", err)
 	require.Contains(t, err.Error(), "spec.image")
 

@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -241,4 +242,17 @@ func queued() float64 {
 		}
 	}
 	return n
+}
+
+// Update reads obj afresh, applies mutate and writes it, again on conflict: the operator may
+// write the object (its status, say) between the read and the write.
+func (e *Environment) Update(t *testing.T, obj client.Object, mutate func()) {
+	t.Helper()
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := e.Client.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
+			return err
+		}
+		mutate()
+		return e.Client.Update(context.Background(), obj)
+	}))
 }
