@@ -6,9 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/operator-framework/operator-lib/proxy"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -30,6 +32,7 @@ type options struct {
 	leaderElect             bool
 	leaderElectionNamespace string
 	maxConcurrentReconciles int
+	migrationInterval       time.Duration
 	zap                     zap.Options
 }
 
@@ -45,6 +48,7 @@ func main() {
 	flag.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader, so that only one manager reconciles at a time.")
 	flag.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader election lease; empty means the manager's own namespace.")
 	flag.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", 4, "Number of Apps reconciled at the same time.")
+	flag.DurationVar(&o.migrationInterval, "storage-migration-interval", 10*time.Minute, "How often to check whether Apps stored in an older version must be rewritten.")
 	o.zap.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.zap)))
@@ -90,6 +94,9 @@ func run(o options) error {
 	if err := operator.Setup(mgr, operator.Options{
 		MaxConcurrentReconciles: o.maxConcurrentReconciles,
 		Desired:                 desired.Options{ProxyEnv: proxy.ReadProxyVarsFromEnv()},
+		MigrationInterval:       o.migrationInterval,
+		// OLM sets OPERATOR_CONDITION_NAME; the Deployment passes its namespace down.
+		OperatorCondition: client.ObjectKey{Namespace: os.Getenv("OPERATOR_NAMESPACE"), Name: os.Getenv("OPERATOR_CONDITION_NAME")},
 	}); err != nil {
 		return err
 	}

@@ -291,6 +291,7 @@ type AppStatus struct {
 // App runs a container image as a managed workload: a Deployment, a Service and,
 // when asked, a HorizontalPodAutoscaler and a PodDisruptionBudget.
 // +kubebuilder:object:root=true
+// +kubebuilder:storageversion
 // +kubebuilder:resource:path=apps,singular=app,scope=Namespaced,categories=all
 // +kubebuilder:subresource:status
 // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector

@@ -28,7 +28,6 @@ type AppStatus struct {
 // App runs a container image as a managed workload. This is the original, flat version of
 // the API; mycompany.com/v1 holds every field of it and more.
 // +kubebuilder:object:root=true
-// +kubebuilder:storageversion
 // +kubebuilder:resource:path=apps,singular=app,scope=Namespaced,categories=all
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=".spec.image"

@@ -5,11 +5,15 @@ package operator
 
 import (
 	"fmt"
+	"time"
+
+	operatorsv2 "github.com/operator-framework/api/pkg/operators/v2"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -24,6 +28,7 @@ import (
 	"github.com/mycompany/app-operator/controllers"
 	"github.com/mycompany/app-operator/controllers/apply"
 	"github.com/mycompany/app-operator/controllers/desired"
+	"github.com/mycompany/app-operator/controllers/migration"
 	"github.com/mycompany/app-operator/internal/metrics"
 	appwebhook "github.com/mycompany/app-operator/internal/webhook"
 )
@@ -34,6 +39,11 @@ type Options struct {
 	MaxConcurrentReconciles int
 	// Desired is passed to the builders of an App's children.
 	Desired desired.Options
+	// MigrationInterval is how often the storage migration checks the App CRD.
+	MigrationInterval time.Duration
+	// OperatorCondition names OLM's OperatorCondition of the running release, whose
+	// Upgradeable condition the storage migration sets; empty when not installed by OLM.
+	OperatorCondition client.ObjectKey
 }
 
 // Scheme holds every type the operator reads or writes.
@@ -42,6 +52,8 @@ func Scheme() *runtime.Scheme {
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
 	utilruntime.Must(appv1.AddToScheme(s))
 	utilruntime.Must(v1alpha1.AddToScheme(s))
+	utilruntime.Must(apiextensionsv1.AddToScheme(s))
+	utilruntime.Must(operatorsv2.AddToScheme(s))
 	return s
 }
 
@@ -63,6 +75,9 @@ func CacheOptions() cache.Options {
 // Setup adds the operator's metrics, the App controller and the App webhooks to a manager
 // built with Scheme and CacheOptions.
 func Setup(mgr ctrl.Manager, o Options) error {
+	if o.MigrationInterval <= 0 {
+		return fmt.Errorf("the storage migration interval must be positive, got %v", o.MigrationInterval)
+	}
 	if o.MaxConcurrentReconciles < 1 {
 		return fmt.Errorf("max concurrent reconciles must be 1 or more, got %d", o.MaxConcurrentReconciles)
 	}
@@ -80,6 +95,18 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	}
 	if err := appwebhook.Setup(mgr); err != nil {
 		return fmt.Errorf("setting up the App webhooks: %w", err)
+	}
+	migrator := &migration.Migrator{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
+		Recorder: mgr.GetEventRecorder("storage-migration"), Interval: o.MigrationInterval, PageSize: 500,
+	}
+	if o.OperatorCondition.Name != "" {
+		migrator.Upgradeable = &migration.OperatorCondition{
+			Reader: mgr.GetAPIReader(), Client: mgr.GetClient(), Key: o.OperatorCondition, Type: operatorsv2.Upgradeable,
+		}
+	}
+	if err := mgr.Add(migrator); err != nil {
+		return fmt.Errorf("setting up the storage migration: %w", err)
 	}
 	return nil
 }

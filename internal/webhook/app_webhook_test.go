@@ -210,5 +210,5 @@ func TestConversionWebhookRoundTripsThroughStorage(t *testing.T) {
 
 	var crd apiextensionsv1.CustomResourceDefinition
 	require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Name: "apps.mycompany.com"}, &crd))
-	require.Equal(t, []string{"v1alpha1"}, crd.Status.StoredVersions, "this release stores v1alpha1")
+	require.Equal(t, []string{"v1"}, crd.Status.StoredVersions, "this release stores v1")
 }

@@ -3,10 +3,15 @@ package e2e
 import (
 	"context"
 	"testing"
+	"time"
 
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	operatorsv2 "github.com/operator-framework/api/pkg/operators/v2"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mycompany/app-operator/test/framework"
@@ -26,4 +31,15 @@ func TestOLMInstallsTheOperatorFromTheCatalog(t *testing.T) {
 	require.NotEmpty(t, conv.Webhook.ClientConfig.CABundle, "OLM injects the caBundle")
 	require.Equal(t, framework.DeploymentName+"-service", conv.Webhook.ClientConfig.Service.Name)
 	require.Equal(t, framework.OperatorsNamespace, conv.Webhook.ClientConfig.Service.Namespace)
+
+	// Nothing is stored in an older version, so the operator tells OLM it may be replaced.
+	eventually(t, time.Minute, func(c *assert.CollectT) {
+		oc := &operatorsv2.OperatorCondition{}
+		require.NoError(c, cluster.Client.Get(ctx, client.ObjectKey{Namespace: framework.OperatorsNamespace, Name: headCSV()}, oc))
+		up := meta.FindStatusCondition(oc.Spec.Conditions, operatorsv2.Upgradeable)
+		require.NotNil(c, up, "the operator sets Upgradeable")
+		require.Equal(c, metav1.ConditionTrue, up.Status)
+		require.Equal(c, "StorageMigrated", up.Reason)
+	}, "the operator to report Upgradeable")
+	require.Equal(t, []string{"v1"}, crd.Status.StoredVersions)
 }

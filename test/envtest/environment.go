@@ -5,8 +5,12 @@
 package envtest
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
@@ -103,7 +107,7 @@ func Start() (*Environment, error) {
 	if err != nil {
 		return nil, e.stopAfter(err)
 	}
-	if err := operator.Setup(mgr, operator.Options{MaxConcurrentReconciles: 4}); err != nil {
+	if err := operator.Setup(mgr, operator.Options{MaxConcurrentReconciles: 4, MigrationInterval: 500 * time.Millisecond}); err != nil {
 		return nil, e.stopAfter(err)
 	}
 
@@ -255,4 +259,27 @@ func (e *Environment) Update(t *testing.T, obj client.Object, mutate func()) {
 		mutate()
 		return e.Client.Update(context.Background(), obj)
 	}))
+}
+
+// StoredAPIVersion returns the apiVersion an object is stored in, read from etcd itself
+// through its JSON gateway: the API server converts what it reads, so only etcd tells.
+func (e *Environment) StoredAPIVersion(t *testing.T, key string) string {
+	t.Helper()
+	body, err := json.Marshal(map[string]string{"key": base64.StdEncoding.EncodeToString([]byte(key))})
+	require.NoError(t, err)
+	resp, err := http.Post(e.env.ControlPlane.Etcd.URL.String()+"/v3/kv/range", "application/json", bytes.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var out struct {
+		Kvs []struct {
+			Value []byte `json:"value"`
+		} `json:"kvs"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+	require.Len(t, out.Kvs, 1, "etcd has no key %s", key)
+	var obj struct {
+		APIVersion string `json:"apiVersion"`
+	}
+	require.NoError(t, json.Unmarshal(out.Kvs[0].Value, &obj))
+	return obj.APIVersion
 }

@@ -82,8 +82,11 @@ func (c *Cluster) RunOperator(ctx context.Context, name, manager string) (*Opera
 		"--leader-election-namespace="+OperatorsNamespace)
 	env := []string{"KUBECONFIG=" + kubeconfig}
 	for _, e := range container.Env {
-		if e.ValueFrom == nil {
+		switch {
+		case e.ValueFrom == nil:
 			env = append(env, e.Name+"="+e.Value)
+		case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace":
+			env = append(env, e.Name+"="+OperatorsNamespace) // as the downward API would
 		}
 	}
 	p, err := StartProcess(c.Dir, name, manager, args, env)
