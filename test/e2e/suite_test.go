@@ -19,9 +19,11 @@ import (
 )
 
 var (
-	root     = repoRoot()
-	cluster  *framework.Cluster
-	operator *framework.Operator
+	root    = repoRoot()
+	cluster *framework.Cluster
+	// kubelet runs the manager of whichever release OLM deploys; this suite tests the
+	// checkout's manager, bin/manager, under the catalog's newest release.
+	kubelet *framework.Kubelet
 )
 
 func TestMain(m *testing.M) {
@@ -43,6 +45,9 @@ func run(m *testing.M) int {
 	}
 	code := 1
 	defer func() {
+		if kubelet != nil {
+			kubelet.Stop()
+		}
 		if err := cluster.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "stopping the cluster:", err)
 		}
@@ -71,6 +76,8 @@ func install(ctx context.Context) error {
 	if err := cluster.ServeCatalog(ctx, filepath.Join(root, "catalog")); err != nil {
 		return fmt.Errorf("serving the catalog: %w", err)
 	}
+	manager := filepath.Join(root, "bin", "manager")
+	kubelet = cluster.RunKubelet(func(context.Context, string) (string, error) { return manager, nil })
 	return subscribe(ctx)
 }
 
@@ -84,9 +91,7 @@ func subscribe(ctx context.Context) error {
 	if _, err := cluster.WaitForCSV(ctx, csv, 3*time.Minute); err != nil {
 		return err
 	}
-	var err error
-	operator, err = cluster.RunOperator(ctx, "manager", filepath.Join(root, "bin", "manager"))
-	if err != nil {
+	if _, err := kubelet.WaitFor(ctx, csv, 2*time.Minute); err != nil {
 		return err
 	}
 	if err := cluster.WaitForInstallPlan(ctx, csv, 3*time.Minute); err != nil {

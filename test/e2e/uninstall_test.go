@@ -36,7 +36,9 @@ func TestUninstallingLeavesAppsAndWorkloadsUntouched(t *testing.T) {
 	before := versions()
 
 	require.NoError(t, cluster.Uninstall(ctx))
-	require.NoError(t, operator.Stop(10*time.Second))
+	require.NoError(t, cluster.Poll(ctx, time.Minute, "the manager to stop with its Deployment", func(context.Context) (bool, error) {
+		return kubelet.Operator() == nil, nil
+	}))
 	time.Sleep(5 * time.Second) // time for anything that would touch them
 	after := versions()
 	require.Equal(t, before[1:], after[1:], "the App and its workload are untouched")

@@ -1,0 +1,119 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// ManagerPolicy chooses the manager binary that runs a ClusterServiceVersion.
+type ManagerPolicy func(ctx context.Context, csv string) (string, error)
+
+// Kubelet runs the manager of App Operator as a kubelet would run the pod of OLM's Deployment:
+// it starts the manager when OLM creates the Deployment, replaces it with the new release's
+// manager when an upgrade hands the Deployment to another ClusterServiceVersion, and stops it
+// when OLM deletes the Deployment.
+type Kubelet struct {
+	cluster *Cluster
+	policy  ManagerPolicy
+	stop    context.CancelFunc
+	done    chan struct{}
+
+	mu       sync.Mutex
+	operator *Operator
+	csv      string
+	err      error
+	runs     int
+}
+
+// RunKubelet starts following OLM's Deployment of App Operator.
+func (c *Cluster) RunKubelet(policy ManagerPolicy) *Kubelet {
+	ctx, cancel := context.WithCancel(context.Background())
+	k := &Kubelet{cluster: c, policy: policy, stop: cancel, done: make(chan struct{})}
+	go k.loop(ctx)
+	return k
+}
+
+func (k *Kubelet) loop(ctx context.Context) {
+	defer close(k.done)
+	for ctx.Err() == nil {
+		k.sync(ctx)
+		select {
+		case <-ctx.Done():
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.operator != nil {
+		_ = k.operator.Stop(10 * time.Second)
+	}
+}
+
+// sync makes the running manager match the Deployment.
+func (k *Kubelet) sync(ctx context.Context) {
+	d := &appsv1.Deployment{}
+	err := k.cluster.Client.Get(ctx, client.ObjectKey{Namespace: OperatorsNamespace, Name: DeploymentName}, d)
+	owner := ""
+	switch {
+	case err == nil && d.DeletionTimestamp == nil:
+		owner = d.Labels["olm.owner"]
+	case err != nil && !apierrors.IsNotFound(err):
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if owner == k.csv && (k.operator == nil || !k.operator.Exited()) {
+		return
+	}
+	if k.operator != nil {
+		_ = k.operator.Stop(10 * time.Second)
+		k.operator = nil
+	}
+	k.csv = owner
+	if owner == "" {
+		return
+	}
+	manager, err := k.policy(ctx, owner)
+	if err == nil {
+		k.runs++
+		k.operator, err = k.cluster.RunOperator(ctx, fmt.Sprintf("manager-%s-%d", owner, k.runs), manager)
+	}
+	k.err = err
+	if err != nil {
+		k.csv = "" // try again at the next sync
+	}
+}
+
+// WaitFor waits until the manager of a ClusterServiceVersion runs and is ready.
+func (k *Kubelet) WaitFor(ctx context.Context, csv string, timeout time.Duration) (*Operator, error) {
+	var op *Operator
+	err := k.cluster.Poll(ctx, timeout, "the manager of "+csv+" to run", func(context.Context) (bool, error) {
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		if k.csv == csv && k.operator != nil && !k.operator.Exited() {
+			op = k.operator
+			return true, nil
+		}
+		return false, k.err
+	})
+	return op, err
+}
+
+// Operator is the manager running now, if any.
+func (k *Kubelet) Operator() *Operator {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.operator
+}
+
+// Stop stops following and stops the manager.
+func (k *Kubelet) Stop() {
+	k.stop()
+	<-k.done
+}

@@ -1,0 +1,31 @@
+package upgrade
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mycompany/app-operator/test/framework"
+)
+
+// TestUpgradeAlongTheChannel installs the first release with automatic approval, creates a
+// fleet of Apps, then publishes each later release in turn and lets OLM upgrade to it.
+func TestUpgradeAlongTheChannel(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	versions := releases(t)
+
+	require.NoError(t, e.PublishCatalog(ctx, root, versions[0]))
+	require.NoError(t, e.Subscribe(ctx, framework.Subscription{}))
+	e.waitRelease(t, versions[0])
+	e.createFleet(t, 30)
+	before := e.snapshot(t)
+
+	for _, v := range versions[1:] {
+		t.Logf("publishing %s", v)
+		require.NoError(t, e.PublishCatalog(ctx, root, v))
+		e.waitRelease(t, v)
+		e.assertFleetUnchanged(t, before)
+	}
+}

@@ -1,0 +1,114 @@
+package upgrade
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appv1 "github.com/mycompany/app-operator/api/v1"
+	"github.com/mycompany/app-operator/api/v1alpha1"
+	"github.com/mycompany/app-operator/controllers/desired"
+)
+
+// fleetNamespace holds the Apps a scenario upgrades.
+const fleetNamespace = "fleet"
+
+// createFleet creates n Apps, alternately through v1alpha1 and through v1 with fields only
+// v1 holds, and waits until every one is Available.
+func (e *env) createFleet(t *testing.T, n int) {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, client.IgnoreAlreadyExists(e.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fleetNamespace}})))
+	for i := range n {
+		var obj client.Object
+		if i%2 == 0 {
+			obj = &v1alpha1.App{ObjectMeta: metav1.ObjectMeta{Namespace: fleetNamespace, Name: fmt.Sprintf("alpha-%03d", i)},
+				Spec: v1alpha1.AppSpec{Image: "nginxinc/nginx-unprivileged:1.27", Replicas: ptr.To(int32(1 + i%3))}}
+		} else {
+			obj = &appv1.App{ObjectMeta: metav1.ObjectMeta{Namespace: fleetNamespace, Name: fmt.Sprintf("v1-%03d", i)},
+				Spec: appv1.AppSpec{
+					Image: "nginxinc/nginx-unprivileged:1.27", Replicas: ptr.To(int32(1 + i%2)),
+					Args:             []string{"--worker", fmt.Sprint(i)},
+					Env:              []corev1.EnvVar{{Name: "INDEX", Value: fmt.Sprint(i)}},
+					PodLabels:        map[string]string{"team": "fleet"},
+					DisruptionBudget: &appv1.DisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt32(1))},
+					Rollout:          &appv1.RolloutSpec{MaxSurge: ptr.To(intstr.FromString("50%"))},
+				}}
+		}
+		require.NoError(t, e.Client.Create(ctx, obj))
+	}
+	e.waitFleetAvailable(t)
+}
+
+func (e *env) waitFleetAvailable(t *testing.T) {
+	t.Helper()
+	require.NoError(t, e.Poll(context.Background(), 3*time.Minute, "every App of the fleet to be Available", func(ctx context.Context) (bool, error) {
+		apps := &appv1.AppList{}
+		if err := e.Client.List(ctx, apps, client.InNamespace(fleetNamespace)); err != nil {
+			return false, err
+		}
+		for _, a := range apps.Items {
+			if a.Status.ObservedGeneration != a.Generation || !meta.IsStatusConditionTrue(a.Status.Conditions, appv1.ConditionAvailable) ||
+				a.Status.AvailableReplicas != *a.Spec.Replicas {
+				return false, fmt.Errorf("App %s: %+v", a.Name, a.Status)
+			}
+		}
+		return len(apps.Items) > 0, nil
+	}))
+}
+
+// fleetState is what must not change across an upgrade: each App's spec read as v1, and its
+// workload: the Deployment's generation and pod template, and the pods themselves.
+type fleetState map[string]string
+
+func (e *env) snapshot(t *testing.T) fleetState {
+	t.Helper()
+	ctx := context.Background()
+	apps := &appv1.AppList{}
+	require.NoError(t, e.Client.List(ctx, apps, client.InNamespace(fleetNamespace)))
+	s := fleetState{}
+	for _, a := range apps.Items {
+		spec, err := json.Marshal(a.Spec)
+		require.NoError(t, err)
+		d := &appsv1.Deployment{}
+		require.NoError(t, e.Client.Get(ctx, client.ObjectKeyFromObject(&a), d))
+		template, err := json.Marshal(d.Spec.Template)
+		require.NoError(t, err)
+		pods := &corev1.PodList{}
+		require.NoError(t, e.Client.List(ctx, pods, client.InNamespace(fleetNamespace), client.MatchingLabels(desired.SelectorLabels(&a))))
+		var uids []string
+		for _, p := range pods.Items {
+			uids = append(uids, string(p.UID))
+		}
+		sort.Strings(uids)
+		s[a.Name] = fmt.Sprintf("spec=%s deployment-generation=%d template=%x pods=%s",
+			spec, d.Generation, sha256.Sum256(template), strings.Join(uids, ","))
+	}
+	return s
+}
+
+// assertFleetUnchanged checks that every App is Available and that neither its spec nor its
+// workload changed: no pod restarted.
+func (e *env) assertFleetUnchanged(t *testing.T, before fleetState) {
+	t.Helper()
+	e.waitFleetAvailable(t)
+	after := e.snapshot(t)
+	require.Len(t, after, len(before), "no App is lost")
+	for name, was := range before {
+		require.Equal(t, was, after[name], "App %s", name)
+	}
+}

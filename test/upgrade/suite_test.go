@@ -1,0 +1,123 @@
+// Package upgrade runs App Operator's release train through the real OLM: upgrades along the
+// stable channel, the skipRange jump, rollback, manual approval, an upgrade OLM must refuse,
+// and an upgrade under load. Every scenario gets a fresh local control plane, so that each
+// starts from a clean App CRD, and runs each release's real manager, rebuilt from the commit
+// catalog/releases.yaml records for it.
+package upgrade
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap/zapcore"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/yaml"
+
+	"github.com/mycompany/app-operator/test/framework"
+)
+
+var root = repoRoot()
+
+func TestMain(m *testing.M) {
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
+	framework.Reap(filepath.Join(root, ".cache", "upgrade"), filepath.Join(root, "bin"))
+	os.Exit(m.Run())
+}
+
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// env is one scenario's cluster with OLM, and the kubelet that runs whichever release OLM
+// deploys.
+type env struct {
+	*framework.Cluster
+	kubelet *framework.Kubelet
+}
+
+// newEnv starts a fresh cluster with OLM for one test; its logs are kept if the test fails.
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	ctx := context.Background()
+	dir := filepath.Join(root, ".cache", "upgrade", strings.ReplaceAll(t.Name(), "/", "-")+"-"+time.Now().Format("150405"))
+	c, err := framework.StartCluster(ctx, framework.Options{Name: "app-upgrade", Dir: dir, Bin: filepath.Join(root, "bin")})
+	require.NoError(t, err)
+	e := &env{Cluster: c}
+	t.Cleanup(func() {
+		if e.kubelet != nil {
+			e.kubelet.Stop()
+		}
+		require.NoError(t, c.Stop())
+		if t.Failed() {
+			t.Logf("logs of every component are kept in %s", dir)
+		} else {
+			os.RemoveAll(dir)
+		}
+	})
+	require.NoError(t, c.ServeEgress())
+	require.NoError(t, c.InstallOLM(ctx, root))
+	e.kubelet = c.RunKubelet(func(ctx context.Context, csv string) (string, error) {
+		return framework.ManagerFor(ctx, root, c.Bin, csv)
+	})
+	return e
+}
+
+// releases are the versions of the stable channel, oldest first.
+func releases(t *testing.T) []string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(root, "catalog", framework.PackageName, "channel.yaml"))
+	require.NoError(t, err)
+	var ch struct {
+		Entries []struct{ Name string } `json:"entries"`
+	}
+	require.NoError(t, yaml.Unmarshal(raw, &ch))
+	var vs []string
+	for _, e := range ch.Entries {
+		vs = append(vs, strings.TrimPrefix(e.Name, framework.PackageName+".v"))
+	}
+	require.GreaterOrEqual(t, len(vs), 2, "the release train needs two releases at least")
+	return vs
+}
+
+func csvName(version string) string { return framework.PackageName + ".v" + version }
+
+// storedVersions is what the release plan (docs/releases.md) says the CRD's
+// status.storedVersions hold once a release runs: v1alpha1 until 0.2.0 migrates to v1.
+func storedVersions(version string) []string {
+	if version == "0.1.0" {
+		return []string{"v1alpha1"}
+	}
+	return []string{"v1"}
+}
+
+// waitRelease waits until a release is installed and settled: its ClusterServiceVersion
+// Succeeded, its manager runs, OLM's webhook settings are in the CRD, and the CRD's stored
+// versions are what the plan says.
+func (e *env) waitRelease(t *testing.T, version string) {
+	t.Helper()
+	ctx := context.Background()
+	_, err := e.WaitForCSV(ctx, csvName(version), 5*time.Minute)
+	require.NoError(t, err)
+	_, err = e.kubelet.WaitFor(ctx, csvName(version), 5*time.Minute)
+	require.NoError(t, err)
+	require.NoError(t, e.WaitForConversionWebhook(ctx))
+	want := storedVersions(version)
+	require.NoError(t, e.Poll(ctx, 2*time.Minute, fmt.Sprintf("storedVersions %v", want), func(ctx context.Context) (bool, error) {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := e.Client.Get(ctx, client.ObjectKey{Name: "apps.mycompany.com"}, crd); err != nil {
+			return false, err
+		}
+		return fmt.Sprint(crd.Status.StoredVersions) == fmt.Sprint(want), nil
+	}))
+}
