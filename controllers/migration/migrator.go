@@ -38,7 +38,9 @@ const (
 )
 
 // Migrator checks the App CRD when the manager starts and every Interval after, and migrates
-// when its storedVersions list more than the storage version.
+// when its storedVersions list more than the storage version. A failed migration is retried
+// sooner, with a backoff from two seconds up to Interval: right after an upgrade, the API
+// server may not reach the conversion webhook until OLM has injected its CA into the CRD again.
 type Migrator struct {
 	// Client writes Apps and the CRD's status.
 	Client client.Client
@@ -49,6 +51,8 @@ type Migrator struct {
 	Upgradeable conditions.Condition
 	// Recorder emits Events on the CRD.
 	Recorder events.EventRecorder
+	// Log receives what the migration does and why it failed.
+	Log logr.Logger
 	// Interval between checks.
 	Interval time.Duration
 	// PageSize is the number of Apps read per list request.
@@ -60,15 +64,20 @@ func (m *Migrator) NeedLeaderElection() bool { return true }
 
 // Start checks and migrates until ctx ends.
 func (m *Migrator) Start(ctx context.Context) error {
-	log := logr.FromContextOrDiscard(ctx).WithName("storage-migration")
+	backoff := 2 * time.Second
 	for {
+		wait := m.Interval
 		if err := m.Migrate(ctx); err != nil && ctx.Err() == nil {
-			log.Error(err, "storage migration failed; retrying", "after", m.Interval)
+			wait = min(backoff, m.Interval)
+			backoff *= 2
+			m.Log.Error(err, "storage migration failed; retrying", "after", wait)
+		} else {
+			backoff = 2 * time.Second
 		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-time.After(m.Interval):
+		case <-time.After(wait):
 		}
 	}
 }
@@ -103,6 +112,7 @@ func (m *Migrator) Migrate(ctx context.Context) error {
 	if err := m.Client.Status().Patch(ctx, crd, patch); err != nil {
 		return fmt.Errorf("removing %v from the storedVersions of CRD %s: %w", stale, CRDName, err)
 	}
+	m.Log.Info("migrated every App to the storage version", "storageVersion", storage, "rewritten", n, "removedStoredVersions", stale)
 	m.Recorder.Eventf(crd, nil, "Normal", ReasonMigrated, "Migrate",
 		"rewrote %d Apps in %s and removed %v from storedVersions", n, storage, stale)
 	metrics.StoredVersions.Reset()

@@ -98,7 +98,8 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	}
 	migrator := &migration.Migrator{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-		Recorder: mgr.GetEventRecorder("storage-migration"), Interval: o.MigrationInterval, PageSize: 500,
+		Recorder: mgr.GetEventRecorder("storage-migration"), Log: mgr.GetLogger().WithName("storage-migration"),
+		Interval: o.MigrationInterval, PageSize: 500,
 	}
 	if o.OperatorCondition.Name != "" {
 		migrator.Upgradeable = &migration.OperatorCondition{
