@@ -1,10 +1,10 @@
 # App Operator. `make help` lists the targets.
 
 # The release the bundle describes. Cutting a release changes these together (docs/releases.md).
-VERSION ?= 0.2.0
+VERSION ?= 0.3.0
 BUNDLE_CREATED_AT ?= 2026-12-02T00:00:00Z
-BUNDLE_REPLACES ?= app-operator.v0.1.0
-BUNDLE_SKIP_RANGE ?= >=0.1.0 <0.2.0
+BUNDLE_REPLACES ?= app-operator.v0.2.0
+BUNDLE_SKIP_RANGE ?= >=0.1.0 <0.3.0
 
 IMAGE_TAG_BASE ?= quay.io/mycompany/app-operator
 IMG ?= $(IMAGE_TAG_BASE):$(VERSION)
@@ -118,8 +118,8 @@ localcluster:
 	go build -o $(LOCALBIN)/localcluster ./hack/localcluster
 
 .PHONY: test-e2e
-test-e2e: tools build ## Run the end-to-end suite: real OLM installs App Operator from catalog/ on a local control plane.
-	go test $(GO_TEST_FLAGS) -timeout 30m -v ./test/e2e/...
+test-e2e: tools build ## Run the end-to-end suites with the real OLM: install from catalog/ (test/e2e) and the release train (test/upgrade).
+	go test $(GO_TEST_FLAGS) -p 1 -timeout 40m -v ./test/e2e/... ./test/upgrade/...
 
 ##@ Deployment (without OLM; needs cert-manager for the webhook certificates)
 

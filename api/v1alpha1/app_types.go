@@ -26,8 +26,9 @@ type AppStatus struct {
 }
 
 // App runs a container image as a managed workload. This is the original, flat version of
-// the API; mycompany.com/v1 holds every field of it and more.
+// the API, deprecated: mycompany.com/v1 holds every field of it and more.
 // +kubebuilder:object:root=true
+// +kubebuilder:deprecatedversion:warning="mycompany.com/v1alpha1 App is deprecated; use mycompany.com/v1, which holds every field of it and more"
 // +kubebuilder:resource:path=apps,singular=app,scope=Namespaced,categories=all
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=".spec.image"

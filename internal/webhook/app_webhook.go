@@ -5,14 +5,12 @@ package webhook
 
 import (
 	"context"
-	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	appv1 "github.com/mycompany/app-operator/api/v1"
-	"github.com/mycompany/app-operator/api/v1alpha1"
 )
 
 // +kubebuilder:webhook:path=/mutate-mycompany-com-v1-app,mutating=true,failurePolicy=fail,sideEffects=None,groups=mycompany.com,resources=apps,verbs=create;update,versions=v1,name=mapp.mycompany.com,admissionReviewVersions=v1,matchPolicy=Equivalent
@@ -55,13 +53,10 @@ func (AppWebhook) ValidateDelete(context.Context, *appv1.App) (admission.Warning
 	return nil, nil
 }
 
-func validate(ctx context.Context, app *appv1.App) (admission.Warnings, error) {
+// validate refuses an invalid App. Requests through the deprecated v1alpha1 get the CRD's
+// deprecation warning from the API server itself.
+func validate(_ context.Context, app *appv1.App) (admission.Warnings, error) {
 	warnings := appv1.Warnings(app)
-	if req, err := admission.RequestFromContext(ctx); err == nil && req.RequestKind != nil &&
-		req.RequestKind.Version == v1alpha1.GroupVersion.Version {
-		warnings = append(warnings, fmt.Sprintf("%s App is the original API; use %s, which holds every field of it and more",
-			v1alpha1.GroupVersion, appv1.GroupVersion))
-	}
 	if errs := appv1.Validate(app); len(errs) > 0 {
 		return warnings, apierrors.NewInvalid(appv1.GroupVersion.WithKind("App").GroupKind(), app.Name, errs)
 	}

@@ -60,7 +60,7 @@ func TestDefaultsAreApplied(t *testing.T) {
 	require.Equal(t, []corev1.Capability{"ALL"}, app.Spec.SecurityContext.Container.Capabilities.Drop)
 }
 
-func TestV1alpha1AppsAreDefaultedAndWarned(t *testing.T) {
+func TestV1alpha1AppsAreDefaultedAndDeprecated(t *testing.T) {
 	ctx := context.Background()
 	c, w := clientWithWarnings(t)
 	old := &v1alpha1.App{
@@ -69,7 +69,7 @@ func TestV1alpha1AppsAreDefaultedAndWarned(t *testing.T) {
 	}
 	require.NoError(t, c.Create(ctx, old))
 	require.Equal(t, int32(1), *old.Spec.Replicas)
-	require.Contains(t, strings.Join(w.all, "\n"), "mycompany.com/v1alpha1 App is the original API")
+	require.Contains(t, strings.Join(w.all, "\n"), "mycompany.com/v1alpha1 App is deprecated; use mycompany.com/v1")
 
 	var app appv1.App
 	require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(old), &app))

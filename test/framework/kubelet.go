@@ -112,6 +112,16 @@ func (k *Kubelet) Operator() *Operator {
 	return k.operator
 }
 
+// Running returns the ClusterServiceVersion whose manager runs now, or "".
+func (k *Kubelet) Running() string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.operator == nil || k.operator.Exited() {
+		return ""
+	}
+	return k.csv
+}
+
 // Stop stops following and stops the manager.
 func (k *Kubelet) Stop() {
 	k.stop()

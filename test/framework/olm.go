@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -189,6 +190,49 @@ func (c *Cluster) WaitForCSV(ctx context.Context, name string, timeout time.Dura
 		return nil, fmt.Errorf("%w (phase %q, reason %q: %s)", err, csv.Status.Phase, csv.Status.Reason, csv.Status.Message)
 	}
 	return csv, nil
+}
+
+// InstallPlanFor returns the InstallPlan that installs a ClusterServiceVersion, once OLM has
+// made it.
+func (c *Cluster) InstallPlanFor(ctx context.Context, csv string, timeout time.Duration) (*operatorsv1alpha1.InstallPlan, error) {
+	var plan *operatorsv1alpha1.InstallPlan
+	err := c.Poll(ctx, timeout, "OLM to plan the install of "+csv, func(ctx context.Context) (bool, error) {
+		plans := &operatorsv1alpha1.InstallPlanList{}
+		if err := c.Client.List(ctx, plans, client.InNamespace(OperatorsNamespace)); err != nil {
+			return false, err
+		}
+		for i := range plans.Items {
+			if slices.Contains(plans.Items[i].Spec.ClusterServiceVersionNames, csv) {
+				plan = &plans.Items[i]
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	return plan, err
+}
+
+// Approve approves the InstallPlan of a ClusterServiceVersion, as a user does under manual
+// approval: once OLM shows it waiting for approval, and again until OLM has taken it up.
+func (c *Cluster) Approve(ctx context.Context, csv string) error {
+	plan, err := c.InstallPlanFor(ctx, csv, 3*time.Minute)
+	if err != nil {
+		return err
+	}
+	return c.Poll(ctx, 3*time.Minute, "OLM to take up the approved InstallPlan of "+csv, func(ctx context.Context) (bool, error) {
+		if err := c.Client.Get(ctx, client.ObjectKeyFromObject(plan), plan); err != nil {
+			return false, err
+		}
+		switch {
+		case plan.Status.Phase == operatorsv1alpha1.InstallPlanPhaseRequiresApproval && !plan.Spec.Approved:
+			patch := client.MergeFrom(plan.DeepCopy())
+			plan.Spec.Approved = true
+			return false, c.Client.Patch(ctx, plan, patch)
+		case plan.Spec.Approved && plan.Status.Phase != operatorsv1alpha1.InstallPlanPhaseRequiresApproval && plan.Status.Phase != "":
+			return true, nil
+		}
+		return false, nil
+	})
 }
 
 // WaitForInstallPlan waits until the Subscription's InstallPlan for a ClusterServiceVersion

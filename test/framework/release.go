@@ -37,7 +37,7 @@ func ManagerFor(ctx context.Context, root, bin, csvName string) (string, error) 
 	if git(ctx, root, "diff", "--quiet", r.Commit, "--", "cmd", "api", "controllers", "internal", "go.mod", "go.sum") == nil {
 		return current, nil
 	}
-	out := filepath.Join(bin, "releases", r.Version, "manager")
+	out := filepath.Join(bin, "releases", r.Version+"-"+r.Commit[:12], "manager")
 	if _, err := os.Stat(out); err == nil {
 		return out, nil
 	}

@@ -71,6 +71,23 @@ func (e *env) waitFleetAvailable(t *testing.T) {
 	}))
 }
 
+// createApp creates one more App in the fleet's namespace and waits until it is Available.
+func (e *env) createApp(t *testing.T, name string) {
+	t.Helper()
+	app := &appv1.App{ObjectMeta: metav1.ObjectMeta{Namespace: fleetNamespace, Name: name},
+		Spec: appv1.AppSpec{Image: "nginxinc/nginx-unprivileged:1.27", Replicas: ptr.To(int32(2))}}
+	require.NoError(t, e.Client.Create(context.Background(), app))
+	require.NoError(t, e.WaitForAppAvailable(context.Background(), client.ObjectKeyFromObject(app), 2*time.Minute))
+}
+
+// fleetApp reads one App of the fleet as v1.
+func (e *env) fleetApp(t *testing.T, name string) *appv1.App {
+	t.Helper()
+	app := &appv1.App{}
+	require.NoError(t, e.Client.Get(context.Background(), client.ObjectKey{Namespace: fleetNamespace, Name: name}, app))
+	return app
+}
+
 // fleetState is what must not change across an upgrade: each App's spec read as v1, and its
 // workload: the Deployment's generation and pod template, and the pods themselves.
 type fleetState map[string]string

@@ -1,0 +1,46 @@
+package upgrade
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mycompany/app-operator/test/framework"
+)
+
+// TestManualApprovalHoldsTheUpgrade subscribes with manual approval: a published release
+// waits in an unapproved InstallPlan, and the installed release keeps running, until a user
+// approves it.
+func TestManualApprovalHoldsTheUpgrade(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	versions := releases(t)
+	previous, head := versions[len(versions)-2], versions[len(versions)-1]
+
+	require.NoError(t, e.PublishCatalog(ctx, root, previous))
+	require.NoError(t, e.Subscribe(ctx, framework.Subscription{Manual: true}))
+	require.NoError(t, e.Approve(ctx, csvName(previous)))
+	e.waitRelease(t, previous)
+	e.createFleet(t, 6)
+	before := e.snapshot(t)
+
+	require.NoError(t, e.PublishCatalog(ctx, root, head))
+	plan, err := e.InstallPlanFor(ctx, csvName(head), 3*time.Minute)
+	require.NoError(t, err)
+	require.False(t, plan.Spec.Approved)
+	time.Sleep(10 * time.Second)
+	require.NoError(t, e.Client.Get(ctx, client.ObjectKeyFromObject(plan), plan))
+	require.Equal(t, operatorsv1alpha1.InstallPlanPhaseRequiresApproval, plan.Status.Phase)
+	err = e.Client.Get(ctx, client.ObjectKey{Namespace: framework.OperatorsNamespace, Name: csvName(head)}, &operatorsv1alpha1.ClusterServiceVersion{})
+	require.True(t, apierrors.IsNotFound(err), "nothing is installed before approval: %v", err)
+	e.assertFleetUnchanged(t, before)
+
+	require.NoError(t, e.Approve(ctx, csvName(head)))
+	e.waitRelease(t, head)
+	e.assertFleetUnchanged(t, before)
+}

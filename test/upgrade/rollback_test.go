@@ -1,0 +1,54 @@
+package upgrade
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mycompany/app-operator/test/framework"
+)
+
+// TestRollbackToThePreviousReleaseAndForward goes back from the head to the previous release
+// the way OLM allows it: delete the Subscription and the ClusterServiceVersion, then subscribe
+// again starting at the previous release. Every App, with its v1-only fields, is served by
+// the older operator without a restart; approving the next InstallPlan rolls forward again.
+func TestRollbackToThePreviousReleaseAndForward(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	versions := releases(t)
+	head, previous := versions[len(versions)-1], versions[len(versions)-2]
+
+	require.NoError(t, e.PublishCatalog(ctx, root, head))
+	require.NoError(t, e.Subscribe(ctx, framework.Subscription{}))
+	e.waitRelease(t, head)
+	e.createFleet(t, 12)
+	before := e.snapshot(t)
+
+	require.NoError(t, e.Uninstall(ctx))
+	require.NoError(t, e.Subscribe(ctx, framework.Subscription{StartingCSV: csvName(previous), Manual: true}))
+	require.NoError(t, e.Approve(ctx, csvName(previous)))
+	e.waitRelease(t, previous)
+	e.assertFleetUnchanged(t, before)
+
+	// The older operator keeps reconciling: a change made now reaches the workload.
+	app := e.fleetApp(t, "v1-001")
+	patch := client.MergeFrom(app.DeepCopy())
+	app.Spec.PodAnnotations = map[string]string{"rolled-back": "true"}
+	require.NoError(t, e.Client.Patch(ctx, app, patch))
+	e.waitFleetAvailable(t)
+	before = e.snapshot(t)
+
+	require.NoError(t, e.Approve(ctx, csvName(head)))
+	e.waitRelease(t, head)
+	e.assertFleetUnchanged(t, before)
+	key := client.ObjectKey{Namespace: framework.OperatorsNamespace, Name: csvName(previous)}
+	require.NoError(t, e.Poll(ctx, time.Minute, "OLM to remove "+csvName(previous), func(ctx context.Context) (bool, error) {
+		err := e.Client.Get(ctx, key, &operatorsv1alpha1.ClusterServiceVersion{})
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	}))
+}

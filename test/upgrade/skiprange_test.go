@@ -1,0 +1,39 @@
+package upgrade
+
+import (
+	"context"
+	"testing"
+
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mycompany/app-operator/test/framework"
+)
+
+// TestSkipRangeJumpsToTheHead installs the first release, then publishes every release at once:
+// the head's skipRange lets OLM upgrade straight to it, past the releases in between.
+func TestSkipRangeJumpsToTheHead(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	versions := releases(t)
+	head := versions[len(versions)-1]
+
+	require.NoError(t, e.PublishCatalog(ctx, root, versions[0]))
+	require.NoError(t, e.Subscribe(ctx, framework.Subscription{}))
+	e.waitRelease(t, versions[0])
+	e.createFleet(t, 12)
+	before := e.snapshot(t)
+
+	require.NoError(t, e.PublishCatalog(ctx, root, head))
+	e.waitRelease(t, head)
+	e.assertFleetUnchanged(t, before)
+
+	plans := &operatorsv1alpha1.InstallPlanList{}
+	require.NoError(t, e.Client.List(ctx, plans, client.InNamespace(framework.OperatorsNamespace)))
+	for _, p := range plans.Items {
+		for _, v := range versions[1 : len(versions)-1] {
+			require.NotContains(t, p.Spec.ClusterServiceVersionNames, csvName(v), "OLM skips %s", v)
+		}
+	}
+}
