@@ -66,8 +66,8 @@ verify: manifests generate catalog ## Fail when generated files (code, manifests
 test: verify test-unit test-e2e ## Run every check and test: generated files, unit and envtest integration tests, fuzz seeds, bundle validation, and the e2e suite with the real OLM.
 
 .PHONY: test-unit
-test-unit: tools-envtest ## Run unit tests, envtest integration tests (a real kube-apiserver and etcd) and bundle validation.
-	go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v /test/e2e)
+test-unit: tools-envtest $(LOCALBIN)/promtool ## Run unit tests, envtest integration tests (a real kube-apiserver and etcd), bundle, security and alert tests.
+	go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v -e /test/e2e -e /test/upgrade -e /test/chaos)
 
 FUZZTIME ?= 5m
 .PHONY: fuzz
@@ -120,6 +120,23 @@ localcluster:
 .PHONY: test-e2e
 test-e2e: tools build ## Run the end-to-end suites with the real OLM: install from catalog/ (test/e2e) and the release train (test/upgrade).
 	go test $(GO_TEST_FLAGS) -p 1 -timeout 40m -v ./test/e2e/... ./test/upgrade/...
+
+##@ Faults
+
+.PHONY: test-chaos
+test-chaos: tools build ## Crash the manager, restart kube-apiserver, kill the leader, race writers; print the figures.
+	@mkdir -p $(CURDIR)/.cache
+	go test $(GO_TEST_FLAGS) -p 1 -timeout 60m -v ./test/chaos/... 2>&1 | tee $(CURDIR)/.cache/chaos.log
+	@echo; grep '^CHAOS' $(CURDIR)/.cache/chaos.log
+
+##@ Benchmarks
+
+APPS ?= 1000
+.PHONY: bench
+bench: tools build ## Measure with APPS Apps (default 1000) on a local cluster against a same-run baseline; run the Go benchmarks.
+	go test -run '^$$' -bench . -benchmem ./controllers/desired ./controllers/apply ./api/v1alpha1
+	@mkdir -p $(CURDIR)/.cache
+	go run ./hack/bench --apps $(APPS) --out $(CURDIR)/.cache/bench-$(APPS).json
 
 ##@ Deployment (without OLM; needs cert-manager for the webhook certificates)
 

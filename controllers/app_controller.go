@@ -9,6 +9,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -23,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appv1 "github.com/mycompany/app-operator/api/v1"
@@ -46,6 +49,13 @@ type AppReconciler struct {
 	Recorder events.EventRecorder
 	// Options are passed to the builders of desired children.
 	Options desired.Options
+	// StatusBatchWindow is the shortest time between two status writes of one App that are
+	// not urgent, and between its creation and its first such write.
+	StatusBatchWindow time.Duration
+
+	// lastStatusWrite is when each App's status was last written (client.ObjectKey to
+	// time.Time).
+	lastStatusWrite sync.Map
 }
 
 // +kubebuilder:rbac:groups=mycompany.com,resources=apps,verbs=get;list;watch
@@ -60,7 +70,7 @@ type AppReconciler struct {
 func (r *AppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	start := time.Now()
 	metrics.ReconcileCount.WithLabelValues(ControllerName).Inc()
-	err := r.reconcile(ctx, req)
+	requeueAfter, err := r.reconcile(ctx, req)
 	if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 		// The namespace and the App in it are going away; nothing is left to do.
 		err = nil
@@ -73,27 +83,40 @@ func (r *AppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		// The spec cannot be applied as it is; retrying will not help until the App changes.
 		return ctrl.Result{}, reconcile.TerminalError(err)
 	}
-	return ctrl.Result{}, err
+	return ctrl.Result{RequeueAfter: requeueAfter}, err
 }
 
-func (r *AppReconciler) reconcile(ctx context.Context, req ctrl.Request) error {
+// reconcile returns how long to wait before the status may be written, when it must wait.
+func (r *AppReconciler) reconcile(ctx context.Context, req ctrl.Request) (time.Duration, error) {
 	app := &appv1.App{}
 	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
-		return client.IgnoreNotFound(err)
+		if apierrors.IsNotFound(err) {
+			r.lastStatusWrite.Delete(req.NamespacedName)
+		}
+		return 0, client.IgnoreNotFound(err)
 	}
 	if !app.DeletionTimestamp.IsZero() {
 		// The children carry the App as controller owner: the garbage collector removes them.
-		return nil
+		return 0, nil
 	}
 
 	observed := r.applyChildren(ctx, app, desired.For(app, r.Options))
-	return errors.Join(observed.Err, r.writeStatus(ctx, app, observed))
+	wait, err := r.writeStatus(ctx, app, observed)
+	return wait, errors.Join(observed.Err, err)
 }
 
 // applyChildren applies each wanted child and removes each unwanted one, in order, and stops
-// at the first failure.
+// at the first failure. It emits one Event listing what it changed.
 func (r *AppReconciler) applyChildren(ctx context.Context, app *appv1.App, objs desired.Objects) status.Observed {
 	var observed status.Observed
+	var changes []string
+	reason := ""
+	defer func() {
+		if len(changes) > 0 {
+			log.FromContext(ctx).Info("applied the App's children", "changes", changes)
+			r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, reason, "Apply", "%s", strings.Join(changes, "; "))
+		}
+	}()
 	for _, child := range objs.Children(app) {
 		var current client.Object
 		var result apply.Result
@@ -108,7 +131,13 @@ func (r *AppReconciler) applyChildren(ctx context.Context, app *appv1.App, objs 
 			observed.Err = err
 			return observed
 		}
-		r.recordResult(app, child.Object, result)
+		if result != apply.Unchanged {
+			gvk, _ := apiutil.GVKForObject(child.Object, r.Client.Scheme())
+			changes = append(changes, fmt.Sprintf("%s %s %s", result, gvk.Kind, child.Object.GetName()))
+			if reason == "" {
+				reason = string(result)
+			}
+		}
 		switch c := current.(type) {
 		case *appsv1.Deployment:
 			observed.Deployment = c
@@ -119,27 +148,31 @@ func (r *AppReconciler) applyChildren(ctx context.Context, app *appv1.App, objs 
 	return observed
 }
 
-func (r *AppReconciler) recordResult(app *appv1.App, obj client.Object, result apply.Result) {
-	if result == apply.Unchanged {
-		return
-	}
-	gvk, _ := apiutil.GVKForObject(obj, r.Client.Scheme())
-	r.Recorder.Eventf(app, obj, corev1.EventTypeNormal, string(result), string(result),
-		"%s %s %s", result, gvk.Kind, obj.GetName())
-}
-
-// writeStatus writes the App's status in one patch, and only when it changed.
-func (r *AppReconciler) writeStatus(ctx context.Context, app *appv1.App, observed status.Observed) error {
+// writeStatus writes the App's status in one patch, only when it changed. A change that is not
+// urgent (see status.Urgent) is written at most once per StatusBatchWindow, counted from the
+// last write or the App's creation, by the reconcile that the returned delay schedules, with
+// whatever else changed meanwhile: a new App that becomes Available within the window gets
+// one status write, not one per step of its rollout.
+func (r *AppReconciler) writeStatus(ctx context.Context, app *appv1.App, observed status.Observed) (time.Duration, error) {
 	next := status.Compute(app, observed, metav1.Now())
 	if equality.Semantic.DeepEqual(next, app.Status) {
-		return nil
+		return 0, nil
+	}
+	key := client.ObjectKeyFromObject(app)
+	last := app.CreationTimestamp.Time
+	if t, ok := r.lastStatusWrite.Load(key); ok && t.(time.Time).After(last) {
+		last = t.(time.Time)
+	}
+	if wait := r.StatusBatchWindow - time.Since(last); wait > 0 && !status.Urgent(app.Status, next) {
+		return wait, nil
 	}
 	patch := client.MergeFrom(app.DeepCopy())
 	app.Status = next
 	if err := r.Client.Status().Patch(ctx, app, patch); err != nil {
-		return fmt.Errorf("writing status: %w", err)
+		return 0, fmt.Errorf("writing status: %w", err)
 	}
-	return nil
+	r.lastStatusWrite.Store(key, time.Now())
+	return 0, nil
 }
 
 // SetupWithManager registers the reconciler with a manager. It watches Apps and owns their

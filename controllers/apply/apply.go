@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -56,14 +57,15 @@ type Applier struct {
 	// Client reads from the operator's cache, which holds only objects carrying the
 	// operator's label, and writes to the API server.
 	Client client.Client
-	// APIReader reads from the API server. It is used only for a child missing from the
-	// cache, to never take over an object the owner does not control.
-	APIReader client.Reader
 }
 
 // Apply makes the child match desired and returns the child as it now is. It writes only when
 // the child is missing, when a field the operator applies differs, or when the desired
 // configuration changed since the last apply.
+//
+// A child missing from the cache is applied without reading it first: the API server refuses
+// to give an object a second controller, so an object of the same name that another
+// controller owns is never taken over (NotOwnedError); one that no controller owns is adopted.
 func (a *Applier) Apply(ctx context.Context, owner, desired client.Object) (client.Object, Result, error) {
 	gvk, err := apiutil.GVKForObject(desired, a.Client.Scheme())
 	if err != nil {
@@ -80,10 +82,7 @@ func (a *Applier) Apply(ctx context.Context, owner, desired client.Object) (clie
 	result := Updated
 	switch err := a.Client.Get(ctx, key, current); {
 	case apierrors.IsNotFound(err):
-		result, err = a.lookPastCache(ctx, owner, kind, key, current)
-		if err != nil {
-			return nil, "", err
-		}
+		result = Created
 	case err != nil:
 		return nil, "", fmt.Errorf("reading %s %s: %w", kind, key, err)
 	case !metav1.IsControlledBy(current, owner):
@@ -102,7 +101,10 @@ func (a *Applier) Apply(ctx context.Context, owner, desired client.Object) (clie
 	u.SetGroupVersionKind(gvk)
 	if err := a.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
 		client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
-		if apierrors.IsInvalid(err) && result == Updated && appliedBefore(current, want) {
+		switch {
+		case apierrors.IsInvalid(err) && strings.Contains(err.Error(), secondControllerMessage):
+			return nil, "", &NotOwnedError{Kind: kind, Key: key}
+		case apierrors.IsInvalid(err) && result == Updated && appliedBefore(current, want):
 			return a.recreate(ctx, kind, current)
 		}
 		return nil, "", fmt.Errorf("applying %s %s: %w", kind, key, err)
@@ -114,21 +116,8 @@ func (a *Applier) Apply(ctx context.Context, owner, desired client.Object) (clie
 	return applied, result, nil
 }
 
-// lookPastCache checks the API server for a child the cache does not hold. The child is
-// created when it does not exist; one that exists without the operator's label is updated
-// only if the owner controls it.
-func (a *Applier) lookPastCache(ctx context.Context, owner client.Object, kind string, key client.ObjectKey, obj client.Object) (Result, error) {
-	switch err := a.APIReader.Get(ctx, key, obj); {
-	case apierrors.IsNotFound(err):
-		return Created, nil
-	case err != nil:
-		return "", fmt.Errorf("reading %s %s: %w", kind, key, err)
-	case !metav1.IsControlledBy(obj, owner):
-		return "", &NotOwnedError{Kind: kind, Key: key}
-	default:
-		return Updated, nil
-	}
-}
+// secondControllerMessage is how the API server refuses an object a second controller.
+const secondControllerMessage = "Only one reference can have Controller set to true"
 
 // appliedBefore reports whether the child carries the hash of exactly this configuration, that
 // is, whether the same configuration was applied to it successfully before.

@@ -22,19 +22,7 @@ import (
 
 var env *envtest.Environment
 
-func TestMain(m *testing.M) {
-	var err error
-	if env, err = envtest.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		code = 1
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(envtest.Run(m, &env)) }
 
 // setStorage makes version the CRD's storage version, optionally dropping the other version.
 func setStorage(t *testing.T, version string, drop bool) {

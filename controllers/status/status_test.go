@@ -124,3 +124,40 @@ func TestAutoscaledAppsAimForTheAutoscalersCount(t *testing.T) {
 	require.True(t, meta.IsStatusConditionTrue(st.Conditions, appv1.ConditionAvailable))
 	require.Equal(t, "5 of 5 pods available", meta.FindStatusCondition(st.Conditions, appv1.ConditionAvailable).Message)
 }
+
+func TestUrgent(t *testing.T) {
+	cond := func(typ string, s metav1.ConditionStatus, reason string) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: s, Reason: reason}
+	}
+	pending := appv1.AppStatus{Conditions: []metav1.Condition{
+		cond(appv1.ConditionAvailable, metav1.ConditionFalse, appv1.ReasonDeploymentPending),
+		cond(appv1.ConditionDegraded, metav1.ConditionFalse, appv1.ReasonAsExpected),
+	}}
+	rolling := appv1.AppStatus{ReadyReplicas: 1, Conditions: []metav1.Condition{
+		cond(appv1.ConditionAvailable, metav1.ConditionFalse, appv1.ReasonReplicasUnavailable),
+		cond(appv1.ConditionDegraded, metav1.ConditionFalse, appv1.ReasonAsExpected),
+	}}
+	available := appv1.AppStatus{ReadyReplicas: 2, Conditions: []metav1.Condition{
+		cond(appv1.ConditionAvailable, metav1.ConditionTrue, appv1.ReasonReplicasAvailable),
+		cond(appv1.ConditionDegraded, metav1.ConditionFalse, appv1.ReasonAsExpected),
+	}}
+	degraded := appv1.AppStatus{Conditions: []metav1.Condition{cond(appv1.ConditionDegraded, metav1.ConditionTrue, appv1.ReasonReconcileError)}}
+	cases := []struct {
+		name      string
+		old, next appv1.AppStatus
+		urgent    bool
+	}{
+		{"a new App, not available yet", appv1.AppStatus{}, pending, false},
+		{"a new App that is already available", appv1.AppStatus{}, available, true},
+		{"a new App that cannot be applied", appv1.AppStatus{}, degraded, true},
+		{"progress: counts and reasons", pending, rolling, false},
+		{"becoming available", rolling, available, true},
+		{"losing availability", available, rolling, true},
+		{"nothing but a count", available, func() appv1.AppStatus { s := *available.DeepCopy(); s.ReadyReplicas = 3; return s }(), false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.urgent, status.Urgent(tc.old, tc.next))
+		})
+	}
+}

@@ -75,15 +75,24 @@ func ErrorReason(err error) string {
 	return "Other"
 }
 
-var appsDesc = prometheus.NewDesc("operator_apps",
-	"Number of Apps, by condition type and status.", []string{"condition", "status"}, nil)
+var (
+	appsDesc = prometheus.NewDesc("operator_apps",
+		"Number of Apps, by condition type and status.", []string{"condition", "status"}, nil)
+	appConditionDesc = prometheus.NewDesc("operator_app_condition",
+		"The status of each condition of each App: 1 for the status it has.", []string{"namespace", "name", "type", "status"}, nil)
+)
 
-// appsCollector counts Apps by condition when scraped, so the gauge is never stale.
+// appsCollector reports Apps by condition when scraped, from the cache, so that its gauges
+// are never stale: per App (operator_app_condition, for alerts on one App) and counted
+// (operator_apps, for dashboards).
 type appsCollector struct {
 	reader client.Reader
 }
 
-func (c *appsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- appsDesc }
+func (c *appsCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- appsDesc
+	ch <- appConditionDesc
+}
 
 func (c *appsCollector) Collect(ch chan<- prometheus.Metric) {
 	var apps appv1.AppList
@@ -106,6 +115,8 @@ func (c *appsCollector) Collect(ch chan<- prometheus.Metric) {
 				s = cond.Status
 			}
 			counts[key{t, string(s)}]++
+			ch <- prometheus.MustNewConstMetric(appConditionDesc, prometheus.GaugeValue, 1,
+				apps.Items[i].Namespace, apps.Items[i].Name, t, string(s))
 		}
 	}
 	for k, n := range counts {

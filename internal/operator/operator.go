@@ -39,6 +39,8 @@ type Options struct {
 	MaxConcurrentReconciles int
 	// Desired is passed to the builders of an App's children.
 	Desired desired.Options
+	// StatusBatchWindow is the shortest time between two status writes of one App.
+	StatusBatchWindow time.Duration
 	// MigrationInterval is how often the storage migration checks the App CRD.
 	MigrationInterval time.Duration
 	// OperatorCondition names OLM's OperatorCondition of the running release, whose
@@ -58,10 +60,12 @@ func Scheme() *runtime.Scheme {
 }
 
 // CacheOptions keep the cache small: no managedFields on any object, and only the children
-// that carry the operator's label.
-func CacheOptions() cache.Options {
+// that carry the operator's label. Every syncPeriod, every cached object is handed to the
+// controller again.
+func CacheOptions(syncPeriod time.Duration) cache.Options {
 	managed := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{appv1.LabelManagedBy: appv1.ManagedByValue})}
 	return cache.Options{
+		SyncPeriod:       &syncPeriod,
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
 			&appsv1.Deployment{}:                     managed,
@@ -86,9 +90,11 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	}
 	reconciler := &controllers.AppReconciler{
 		Client:   mgr.GetClient(),
-		Applier:  &apply.Applier{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()},
+		Applier:  &apply.Applier{Client: mgr.GetClient()},
 		Recorder: mgr.GetEventRecorder(controllers.ControllerName),
 		Options:  o.Desired,
+
+		StatusBatchWindow: o.StatusBatchWindow,
 	}
 	if err := reconciler.SetupWithManager(mgr, o.MaxConcurrentReconciles); err != nil {
 		return fmt.Errorf("setting up the App controller: %w", err)

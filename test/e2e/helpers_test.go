@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appv1 "github.com/mycompany/app-operator/api/v1"
@@ -43,6 +44,8 @@ func kubectlStdin(t *testing.T, input string, args ...string) (string, error) {
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
+
+func metaItems(list client.ObjectList) ([]runtime.Object, error) { return meta.ExtractList(list) }
 
 // eventually retries check for up to timeout; on failure it reports what check last found.
 func eventually(t *testing.T, timeout time.Duration, check func(c *assert.CollectT), msg string) {

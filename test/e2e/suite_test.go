@@ -7,19 +7,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
-
-	"go.uber.org/zap/zapcore"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/mycompany/app-operator/test/framework"
 )
 
 var (
-	root    = repoRoot()
+	root    = framework.RepoRoot()
 	cluster *framework.Cluster
 	// kubelet runs the manager of whichever release OLM deploys; this suite tests the
 	// checkout's manager, bin/manager, under the catalog's newest release.
@@ -27,18 +22,14 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
+	os.Exit(framework.Main(m, "e2e", run))
 }
 
 func run(m *testing.M) int {
 	ctx := context.Background()
-	// The suite's clients log only errors; every component logs to the cluster's directory.
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
-	parent := filepath.Join(root, ".cache", "e2e")
-	framework.Reap(parent, filepath.Join(root, "bin"))
-	dir := filepath.Join(parent, time.Now().Format("20060102-150405"))
+	dir := filepath.Join(root, ".cache", "e2e", time.Now().Format("20060102-150405"))
 	var err error
-	cluster, err = framework.StartCluster(ctx, framework.Options{Name: "app-e2e", Dir: dir, Bin: filepath.Join(root, "bin")})
+	cluster, err = framework.StartWithOLM(ctx, framework.Options{Name: "app-e2e", Dir: dir, Bin: filepath.Join(root, "bin")}, root)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting the cluster:", err)
 		return 1
@@ -65,14 +56,8 @@ func run(m *testing.M) int {
 	return code
 }
 
-// install brings up OLM, serves the catalog and installs App Operator from it.
+// install serves the catalog and installs App Operator from it.
 func install(ctx context.Context) error {
-	if err := cluster.ServeEgress(); err != nil {
-		return err
-	}
-	if err := cluster.InstallOLM(ctx, root); err != nil {
-		return fmt.Errorf("installing OLM: %w", err)
-	}
 	if err := cluster.ServeCatalog(ctx, filepath.Join(root, "catalog")); err != nil {
 		return fmt.Errorf("serving the catalog: %w", err)
 	}
@@ -98,11 +83,6 @@ func subscribe(ctx context.Context) error {
 		return err
 	}
 	return cluster.WaitForConversionWebhook(ctx)
-}
-
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
 func headCSV() string {

@@ -95,7 +95,7 @@ func Start() (*Environment, error) {
 	wh := e.env.WebhookInstallOptions
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 operator.Scheme(),
-		Cache:                  operator.CacheOptions(),
+		Cache:                  operator.CacheOptions(10 * time.Hour),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		WebhookServer: webhook.NewServer(webhook.Options{
@@ -107,7 +107,9 @@ func Start() (*Environment, error) {
 	if err != nil {
 		return nil, e.stopAfter(err)
 	}
-	if err := operator.Setup(mgr, operator.Options{MaxConcurrentReconciles: 4, MigrationInterval: 500 * time.Millisecond}); err != nil {
+	if err := operator.Setup(mgr, operator.Options{
+		MaxConcurrentReconciles: 4, MigrationInterval: 500 * time.Millisecond, StatusBatchWindow: 500 * time.Millisecond,
+	}); err != nil {
 		return nil, e.stopAfter(err)
 	}
 
@@ -282,4 +284,21 @@ func (e *Environment) StoredAPIVersion(t *testing.T, key string) string {
 	}
 	require.NoError(t, json.Unmarshal(out.Kvs[0].Value, &obj))
 	return obj.APIVersion
+}
+
+// Run is the TestMain of a package tested against the environment: it starts the
+// environment into env, runs the tests and stops it, and returns the exit code.
+func Run(m *testing.M, env **Environment) int {
+	e, err := Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	*env = e
+	code := m.Run()
+	if err := e.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
+	return code
 }

@@ -37,6 +37,9 @@ type Options struct {
 	Bin string
 	// Nodes is the number of fake nodes; each holds PodsPerNode pods.
 	Nodes, PodsPerNode int
+	// AuditPolicy, when set, is the path of an audit policy for the API server, which then
+	// writes the audit log at AuditLog().
+	AuditPolicy string
 }
 
 // Cluster is a running local control plane.
@@ -50,6 +53,8 @@ type Cluster struct {
 	Client client.Client
 	// Routes connect webhook Services to local processes.
 	Routes *Routes
+	// ManagerArgs are added to the arguments of every manager RunOperator starts.
+	ManagerArgs []string
 
 	processes []*Process
 	stop      context.CancelFunc
@@ -154,6 +159,7 @@ options:
   etcdBinary: %s
   kubectlBinary: %s
   disableQPSLimits: true
+  kubeAuditPolicy: "%s"
 componentsPatches:
 - name: kube-apiserver
   extraArgs:
@@ -166,7 +172,8 @@ componentsPatches:
   - key: service-cluster-ip-range
     value: 10.96.0.0/16
 `, ports[0], ports[1], ports[2], ports[3], ports[4], ports[5],
-		bin("kube-apiserver"), bin("kube-controller-manager"), bin("kube-scheduler"), bin("kwok"), bin("etcd"), bin("kubectl"), egress)
+		bin("kube-apiserver"), bin("kube-controller-manager"), bin("kube-scheduler"), bin("kwok"), bin("etcd"), bin("kubectl"),
+		c.AuditPolicy, egress)
 	path := filepath.Join(c.Dir, "kwokctl.yaml")
 	return path, os.WriteFile(path, []byte(cfg), 0o644)
 }
@@ -253,6 +260,11 @@ func Reap(parent, bin string) {
 		}
 		killRecorded(dir)
 	}
+}
+
+// AuditLog is the API server's audit log, written when Options.AuditPolicy is set.
+func (c *Cluster) AuditLog() string {
+	return filepath.Join(c.Dir, "kwok", "clusters", c.Name, "logs", "audit.log")
 }
 
 // LogDir is where every component writes its log.

@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -311,8 +312,14 @@ func (c *Cluster) Uninstall(ctx context.Context) error {
 
 // Poll calls check every 200 ms until it returns true. A timeout says what was waited for.
 func (c *Cluster) Poll(ctx context.Context, timeout time.Duration, what string, check func(context.Context) (bool, error)) error {
+	return c.PollEvery(ctx, 200*time.Millisecond, timeout, what, check)
+}
+
+// PollEvery is Poll at another interval, for checks that cost the API server: a list of
+// thousands of objects, say.
+func (c *Cluster) PollEvery(ctx context.Context, interval, timeout time.Duration, what string, check func(context.Context) (bool, error)) error {
 	var last error
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, interval, timeout, true, func(ctx context.Context) (bool, error) {
 		ok, err := check(ctx)
 		if err != nil {
 			last = err
@@ -339,3 +346,19 @@ func decodeFile(path string, into any) error {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// StartWithOLM starts a cluster (see StartCluster), serves its webhook egress from this
+// process and installs OLM.
+func StartWithOLM(ctx context.Context, o Options, repoRoot string) (*Cluster, error) {
+	c, err := StartCluster(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.ServeEgress(); err != nil {
+		return nil, errors.Join(err, c.Stop())
+	}
+	if err := c.InstallOLM(ctx, repoRoot); err != nil {
+		return nil, errors.Join(fmt.Errorf("installing OLM: %w", err), c.Stop())
+	}
+	return c, nil
+}

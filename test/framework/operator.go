@@ -23,6 +23,10 @@ type Operator struct {
 	*Process
 	// MetricsURL and ProbeURL are the manager's metrics and health endpoints.
 	MetricsURL, ProbeURL string
+	// WebhookAddr is where the manager serves its webhooks.
+	WebhookAddr string
+	// Log is the manager's log file.
+	Log string
 	// ServiceAccount is the identity the manager runs as.
 	ServiceAccount string
 }
@@ -80,6 +84,7 @@ func (c *Cluster) RunOperator(ctx context.Context, name, manager string) (*Opera
 		fmt.Sprintf("--webhook-port=%d", webhook), "--webhook-cert-path="+certDir,
 		// Outside a pod the manager cannot read its namespace from the ServiceAccount mount.
 		"--leader-election-namespace="+OperatorsNamespace)
+	args = append(args, c.ManagerArgs...)
 	env := []string{"KUBECONFIG=" + kubeconfig}
 	for _, e := range container.Env {
 		switch {
@@ -97,7 +102,8 @@ func (c *Cluster) RunOperator(ctx context.Context, name, manager string) (*Opera
 	if err := c.Routes.Set(OperatorsNamespace, DeploymentName+"-service", fmt.Sprintf("127.0.0.1:%d", webhook)); err != nil {
 		return nil, err
 	}
-	op := &Operator{Process: p, MetricsURL: "https://" + metrics + "/metrics", ProbeURL: "http://" + probes, ServiceAccount: sa}
+	op := &Operator{Process: p, MetricsURL: "https://" + metrics + "/metrics", ProbeURL: "http://" + probes, ServiceAccount: sa,
+		WebhookAddr: fmt.Sprintf("127.0.0.1:%d", webhook), Log: filepath.Join(c.LogDir(), name+".log")}
 	err = c.Poll(ctx, time.Minute, "manager "+name+" to be ready", func(ctx context.Context) (bool, error) {
 		if p.Exited() {
 			return false, fmt.Errorf("the manager exited; see %s", filepath.Join(c.LogDir(), name+".log"))

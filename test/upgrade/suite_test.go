@@ -10,34 +10,21 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.uber.org/zap/zapcore"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/yaml"
 
 	"github.com/mycompany/app-operator/test/framework"
 )
 
-var root = repoRoot()
+var root = framework.RepoRoot()
 
-func TestMain(m *testing.M) {
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
-	framework.Reap(filepath.Join(root, ".cache", "upgrade"), filepath.Join(root, "bin"))
-	os.Exit(m.Run())
-}
-
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
+func TestMain(m *testing.M) { os.Exit(framework.Main(m, "upgrade", nil)) }
 
 // env is one scenario's cluster with OLM, and the kubelet that runs whichever release OLM
 // deploys.
@@ -51,7 +38,7 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
 	dir := filepath.Join(root, ".cache", "upgrade", strings.ReplaceAll(t.Name(), "/", "-")+"-"+time.Now().Format("150405"))
-	c, err := framework.StartCluster(ctx, framework.Options{Name: "app-upgrade", Dir: dir, Bin: filepath.Join(root, "bin")})
+	c, err := framework.StartWithOLM(ctx, framework.Options{Name: "app-upgrade", Dir: dir, Bin: filepath.Join(root, "bin")}, root)
 	require.NoError(t, err)
 	e := &env{Cluster: c}
 	t.Cleanup(func() {
@@ -65,8 +52,6 @@ func newEnv(t *testing.T) *env {
 			os.RemoveAll(dir)
 		}
 	})
-	require.NoError(t, c.ServeEgress())
-	require.NoError(t, c.InstallOLM(ctx, root))
 	e.kubelet = c.RunKubelet(func(ctx context.Context, csv string) (string, error) {
 		return framework.ManagerFor(ctx, root, c.Bin, csv)
 	})

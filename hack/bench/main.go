@@ -1,0 +1,91 @@
+// Command bench measures App Operator on a local control plane with the real OLM (make bench):
+// how fast N Apps converge against a baseline that creates the same Deployments and Services
+// directly, how many API writes the operator makes per App and in a steady state that
+// includes a resync of every App, its heap per App, and its reconcile latency. It prints one
+// BENCH line and writes the figures as JSON.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"go.uber.org/zap/zapcore"
+)
+
+// Result is what a run measured.
+type Result struct {
+	Apps              int            `json:"apps"`
+	Concurrency       int            `json:"concurrency"`
+	ConvergeSeconds   float64        `json:"converge_s"`
+	BaselineSeconds   float64        `json:"baseline_s"`
+	CreateSeconds     float64        `json:"create_apps_s"`
+	BaselineCreate    float64        `json:"create_baseline_s"`
+	Ratio             float64        `json:"ratio"`
+	WritesPerApp      float64        `json:"writes_per_app"`
+	ConvergenceWrites map[string]int `json:"convergence_writes_by_verb_and_resource"`
+	SteadyWrites      int            `json:"steady_writes"`
+	SteadyAllWrites   map[string]int `json:"steady_writes_by_verb_and_resource"`
+	SteadyReconciles  float64        `json:"steady_reconciles"`
+	SteadyChangedRVs  int            `json:"steady_changed_resource_versions"`
+	HeapBytes         float64        `json:"heap_inuse_bytes"`
+	HeapKiBPerApp     float64        `json:"heap_kib_per_app"`
+	P50Millis         float64        `json:"reconcile_p50_ms"`
+	P99Millis         float64        `json:"reconcile_p99_ms"`
+}
+
+func (r Result) line() string {
+	return fmt.Sprintf("BENCH apps=%d converge_s=%.2f baseline_s=%.2f ratio=%.2f writes_per_app=%.2f steady_writes=%d heap_kib_per_app=%.2f p50_ms=%.1f p99_ms=%.1f",
+		r.Apps, r.ConvergeSeconds, r.BaselineSeconds, r.Ratio, r.WritesPerApp, r.SteadyWrites, r.HeapKiBPerApp, r.P50Millis, r.P99Millis)
+}
+
+func main() {
+	var o options
+	flag.IntVar(&o.apps, "apps", 1000, "Number of Apps.")
+	flag.IntVar(&o.concurrency, "concurrency", 16, "Creations in flight at once, for the operator and the baseline alike.")
+	flag.DurationVar(&o.steady, "steady", 2*time.Minute, "Length of the steady-state window.")
+	flag.DurationVar(&o.resync, "resync", time.Minute, "The manager's sync period, so that the steady window includes a resync of every App.")
+	flag.StringVar(&o.out, "out", "bench.json", "Where to write the figures as JSON.")
+	flag.BoolVar(&o.heapOnly, "heap-only", false, "Measure only convergence and the heap, without the baseline and the steady window (for large APPS).")
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
+
+	root, err := os.Getwd()
+	if err != nil {
+		fail(err)
+	}
+	o.root, o.bin = root, filepath.Join(root, "bin")
+	ctx := context.Background()
+	r, err := run(ctx, o)
+	if err != nil {
+		fail(err)
+	}
+	raw, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		fail(err)
+	}
+	if err := os.WriteFile(o.out, append(raw, '\n'), 0o644); err != nil {
+		fail(err)
+	}
+	if o.heapOnly {
+		fmt.Printf("BENCH-HEAP apps=%d converge_s=%.2f heap_kib_per_app=%.2f\n", r.Apps, r.ConvergeSeconds, r.HeapKiBPerApp)
+		return
+	}
+	fmt.Println(r.line())
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "bench:", err)
+	os.Exit(1)
+}
+
+func step(format string, args ...any) {
+	fmt.Printf("%s  "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+}

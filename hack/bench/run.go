@@ -1,0 +1,277 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appv1 "github.com/mycompany/app-operator/api/v1"
+	"github.com/mycompany/app-operator/controllers/desired"
+	"github.com/mycompany/app-operator/test/framework"
+)
+
+type options struct {
+	heapOnly          bool
+	apps, concurrency int
+	steady, resync    time.Duration
+	out, root, bin    string
+}
+
+func run(ctx context.Context, o options) (Result, error) {
+	r := Result{Apps: o.apps, Concurrency: o.concurrency}
+	dir := filepath.Join(o.root, ".cache", "bench")
+	framework.Reap(filepath.Dir(dir), o.bin)
+	_ = os.RemoveAll(dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return r, err
+	}
+	policy := filepath.Join(dir, "..", "bench-audit-policy.yaml")
+	if err := os.WriteFile(policy, []byte(auditPolicy), 0o644); err != nil {
+		return r, err
+	}
+	nodes := max(2, int(math.Ceil(float64(o.apps)/1500))+1)
+	step("starting a local control plane with %d fake nodes and OLM", nodes)
+	c, err := framework.StartWithOLM(ctx, framework.Options{Name: "app-bench", Dir: dir, Bin: o.bin, Nodes: nodes, PodsPerNode: 2000, AuditPolicy: policy}, o.root)
+	if err != nil {
+		return r, err
+	}
+	defer c.Stop()
+	if err := c.ServeCatalog(ctx, filepath.Join(o.root, "catalog")); err != nil {
+		return r, err
+	}
+	pprof, err := freeAddr()
+	if err != nil {
+		return r, err
+	}
+	c.ManagerArgs = []string{"--pprof-bind-address=" + pprof, "--sync-period=" + o.resync.String()}
+	manager := filepath.Join(o.bin, "manager")
+	kubelet := c.RunKubelet(func(context.Context, string) (string, error) { return manager, nil })
+	defer kubelet.Stop()
+	head, err := framework.ChannelHead(filepath.Join(o.root, "catalog"))
+	if err != nil {
+		return r, err
+	}
+	if err := c.Subscribe(ctx, framework.Subscription{}); err != nil {
+		return r, err
+	}
+	if _, err := c.WaitForCSV(ctx, head, 3*time.Minute); err != nil {
+		return r, err
+	}
+	op, err := kubelet.WaitFor(ctx, head, 3*time.Minute)
+	if err != nil {
+		return r, err
+	}
+	if err := c.WaitForConversionWebhook(ctx); err != nil {
+		return r, err
+	}
+	token, err := c.MetricsReaderToken(ctx, "default", "bench-scraper")
+	if err != nil {
+		return r, err
+	}
+	s := framework.NewScraper(op.MetricsURL, token)
+
+	if !o.heapOnly {
+		step("baseline: creating %d Deployments and Services directly, %d at a time", o.apps, o.concurrency)
+		base, created, err := baseline(ctx, c, o)
+		if err != nil {
+			return r, err
+		}
+		r.BaselineSeconds, r.BaselineCreate = base.Seconds(), created.Seconds()
+	}
+
+	step("operator: creating %d Apps, %d at a time", o.apps, o.concurrency)
+	_, offset, err := writes(c.AuditLog(), 0, op.ServiceAccount)
+	if err != nil {
+		return r, err
+	}
+	converge, created, err := convergeApps(ctx, c, o)
+	if err != nil {
+		return r, err
+	}
+	r.ConvergeSeconds, r.CreateSeconds = converge.Seconds(), created.Seconds()
+	r.Ratio = r.ConvergeSeconds / r.BaselineSeconds
+	if err := waitIdle(ctx, s); err != nil {
+		return r, err
+	}
+	if r.ConvergenceWrites, offset, err = writes(c.AuditLog(), offset, op.ServiceAccount); err != nil {
+		return r, err
+	}
+	r.WritesPerApp = float64(managedWrites(r.ConvergenceWrites)) / float64(o.apps)
+
+	f, err := s.Families(ctx)
+	if err != nil {
+		return r, err
+	}
+	if p50, err := framework.Quantile(f, "controller_runtime_reconcile_time_seconds", "controller", "app", 0.5); err == nil {
+		r.P50Millis = p50 * 1000
+	}
+	if p99, err := framework.Quantile(f, "controller_runtime_reconcile_time_seconds", "controller", "app", 0.99); err == nil {
+		r.P99Millis = p99 * 1000
+	}
+	profile := filepath.Join(filepath.Dir(o.out), fmt.Sprintf("bench-heap-%d.pb.gz", o.apps))
+	if r.HeapBytes, err = s.HeapAfterGC(ctx, pprof, profile); err != nil {
+		return r, err
+	}
+	r.HeapKiBPerApp = r.HeapBytes / 1024 / float64(o.apps)
+	if o.heapOnly {
+		return r, nil
+	}
+
+	step("steady state: watching writes for %v, which includes a resync of every App", o.steady)
+	before, err := resourceVersions(ctx, c)
+	if err != nil {
+		return r, err
+	}
+	reconciles := framework.Counter(f, "operator_reconcile_count", "controller", "app")
+	if _, offset, err = writes(c.AuditLog(), offset, op.ServiceAccount); err != nil {
+		return r, err
+	}
+	time.Sleep(o.steady)
+	if r.SteadyAllWrites, _, err = writes(c.AuditLog(), offset, op.ServiceAccount); err != nil {
+		return r, err
+	}
+	r.SteadyWrites = managedWrites(r.SteadyAllWrites)
+	after, err := resourceVersions(ctx, c)
+	if err != nil {
+		return r, err
+	}
+	for k, v := range before {
+		if after[k] != v {
+			r.SteadyChangedRVs++
+		}
+	}
+	if f, err = s.Families(ctx); err != nil {
+		return r, err
+	}
+	r.SteadyReconciles = framework.Counter(f, "operator_reconcile_count", "controller", "app") - reconciles
+	if r.SteadyReconciles < float64(o.apps) {
+		return r, fmt.Errorf("the steady window saw %v reconciles, fewer than the %d Apps: no resync happened", r.SteadyReconciles, o.apps)
+	}
+	return r, nil
+}
+
+// baseline creates the Deployments and Services the operator would, without the operator,
+// and measures the time until every Deployment is Available. It deletes them afterwards.
+func baseline(ctx context.Context, c *framework.Cluster, o options) (took, created time.Duration, err error) {
+	ns := "baseline"
+	if err := c.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		return 0, 0, err
+	}
+	start := time.Now()
+	err = parallel(o.apps, o.concurrency, func(i int) error {
+		objs := desired.For(benchApp(ns, i), desired.Options{})
+		d, svc := objs.Deployment, objs.Service
+		for _, obj := range []client.Object{d, svc} {
+			// Owned by no App and outside the operator's label-scoped cache.
+			obj.SetOwnerReferences(nil)
+			obj.SetLabels(map[string]string{"bench": "baseline"})
+			if err := c.Client.Create(ctx, obj); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	created = time.Since(start)
+	if err := c.PollEvery(ctx, time.Second, 30*time.Minute, "every baseline Deployment to be Available", func(ctx context.Context) (bool, error) {
+		deployments := &appsv1.DeploymentList{}
+		if err := c.Client.List(ctx, deployments, client.InNamespace(ns)); err != nil {
+			return false, err
+		}
+		available := 0
+		for _, d := range deployments.Items {
+			if d.Status.AvailableReplicas >= 1 {
+				available++
+			}
+		}
+		return available == o.apps, nil
+	}); err != nil {
+		return 0, 0, err
+	}
+	took = time.Since(start)
+	step("baseline: %d Deployments Available in %.2fs; deleting them", o.apps, took.Seconds())
+	if err := c.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		return 0, 0, err
+	}
+	err = c.PollEvery(ctx, time.Second, 30*time.Minute, "the baseline namespace to be gone", func(ctx context.Context) (bool, error) {
+		err := c.Client.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{})
+		return client.IgnoreNotFound(err) == nil && err != nil, nil
+	})
+	return took, created, err
+}
+
+// convergeApps creates the Apps and measures the time until every one is Available.
+func convergeApps(ctx context.Context, c *framework.Cluster, o options) (took, created time.Duration, err error) {
+	ns := "bench"
+	if err := c.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		return 0, 0, err
+	}
+	start := time.Now()
+	if err := parallel(o.apps, o.concurrency, func(i int) error { return c.Client.Create(ctx, benchApp(ns, i)) }); err != nil {
+		return 0, 0, err
+	}
+	created = time.Since(start)
+	err = c.PollEvery(ctx, time.Second, 30*time.Minute, "every App to be Available", func(ctx context.Context) (bool, error) {
+		apps := &appv1.AppList{}
+		if err := c.Client.List(ctx, apps, client.InNamespace(ns)); err != nil {
+			return false, err
+		}
+		available := 0
+		for _, a := range apps.Items {
+			if meta.IsStatusConditionTrue(a.Status.Conditions, appv1.ConditionAvailable) && a.Status.AvailableReplicas >= 1 {
+				available++
+			}
+		}
+		return available == o.apps, nil
+	})
+	return time.Since(start), created, err
+}
+
+func benchApp(ns string, i int) *appv1.App {
+	return &appv1.App{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("app-%05d", i), UID: "baseline"},
+		Spec:       appv1.AppSpec{Image: "nginxinc/nginx-unprivileged:1.27", Replicas: ptr.To(int32(1))},
+	}
+}
+
+// parallel runs do(0..n-1) with at most k in flight and returns the first error.
+func parallel(n, k int, do func(i int) error) error {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var first error
+	next := make(chan int)
+	for range k {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := do(i); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return first
+}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appv1 "github.com/mycompany/app-operator/api/v1"
+	"github.com/mycompany/app-operator/test/framework"
+)
+
+// waitIdle waits until the App controller has had nothing queued and nothing running for
+// three seconds in a row, so that every write of the convergence is counted.
+func waitIdle(ctx context.Context, s *framework.Scraper) error {
+	var since time.Time
+	deadline := time.Now().Add(10 * time.Minute)
+	for time.Now().Before(deadline) {
+		f, err := s.Families(ctx)
+		if err != nil {
+			return err
+		}
+		depth, _ := framework.Gauge(f, "workqueue_depth", "name", "app")
+		active, _ := framework.Gauge(f, "controller_runtime_active_workers", "controller", "app")
+		if depth+active > 0 {
+			since = time.Time{}
+		} else if since.IsZero() {
+			since = time.Now()
+		} else if time.Since(since) > 3*time.Second {
+			return nil
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	return fmt.Errorf("the App controller did not go idle within 10m")
+}
+
+// resourceVersions records the resourceVersion of every App, Deployment and Service of the run.
+func resourceVersions(ctx context.Context, c *framework.Cluster) (map[string]string, error) {
+	rvs := map[string]string{}
+	for _, list := range []client.ObjectList{&appv1.AppList{}, &appsv1.DeploymentList{}, &corev1.ServiceList{}} {
+		if err := c.Client.List(ctx, list, client.InNamespace("bench")); err != nil {
+			return nil, err
+		}
+		items, err := metaItems(list)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range items {
+			rvs[fmt.Sprintf("%T/%s", list, o.GetName())] = o.GetResourceVersion()
+		}
+	}
+	return rvs, nil
+}
+
+func metaItems(list client.ObjectList) ([]client.Object, error) {
+	objs, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, err
+	}
+	var out []client.Object
+	for _, o := range objs {
+		out = append(out, o.(client.Object))
+	}
+	return out, nil
+}
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}

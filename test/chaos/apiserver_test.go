@@ -1,0 +1,43 @@
+package chaos
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// TestTheOperatorRecoversFromAnAPIServerRestart restarts kube-apiserver while 200 Apps
+// converge. The operator reconnects and converges them without being restarted itself.
+func TestTheOperatorRecoversFromAnAPIServerRestart(t *testing.T) {
+	const apps = 200
+	c := newCluster(t)
+	k := runKubelet(t, c)
+	ctx := context.Background()
+	createNamespace(t, c, "restart")
+	pid := k.Operator().Pid()
+
+	create := func(from, to int) {
+		for i := from; i < to; i++ {
+			err := retry.OnError(retry.DefaultBackoff, func(error) bool { return true }, func() error {
+				// A create whose answer was lost in the restart may have succeeded.
+				return client.IgnoreAlreadyExists(c.Client.Create(ctx, newApp("restart", i)))
+			})
+			require.NoError(t, err)
+		}
+	}
+	create(0, apps/2)
+	down := time.Now()
+	require.NoError(t, c.RestartAPIServer(ctx))
+	downtime := time.Since(down)
+	create(apps/2, apps)
+	took := waitConverged(t, c, "restart", apps, 10*time.Minute)
+
+	require.Equal(t, pid, k.Operator().Pid(), "the manager was not restarted")
+	assertExactlyOneWorkloadEach(t, c, "restart", apps)
+	require.Empty(t, unrecoverable(t, c))
+	figures(t, "apps=%d apiserver_downtime_s=%.1f converged_after_restart_s=%.1f manager_restarts=0", apps, downtime.Seconds(), took.Seconds())
+}

@@ -1,0 +1,162 @@
+// Package chaos proves App Operator survives faults on a real control plane with the real
+// OLM (make test-chaos): crashes of the manager, a restart of kube-apiserver, the loss of the
+// leader, and conflicting writers. Each case prints its figures.
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appv1 "github.com/mycompany/app-operator/api/v1"
+	"github.com/mycompany/app-operator/test/framework"
+)
+
+var root = framework.RepoRoot()
+
+func TestMain(m *testing.M) { os.Exit(framework.Main(m, "chaos", nil)) }
+
+// figures prints what a case measured, for make test-chaos to show.
+func figures(t *testing.T, format string, args ...any) {
+	t.Helper()
+	line := fmt.Sprintf("CHAOS %s: "+format, append([]any{t.Name()}, args...)...)
+	t.Log(line)
+	fmt.Println(line)
+}
+
+// newCluster starts a cluster with OLM and the project's catalog, kept on failure.
+func newCluster(t *testing.T, managerArgs ...string) *framework.Cluster {
+	t.Helper()
+	ctx := context.Background()
+	dir := filepath.Join(root, ".cache", "chaos", t.Name()+"-"+time.Now().Format("150405"))
+	c, err := framework.StartWithOLM(ctx, framework.Options{Name: "app-chaos", Dir: dir, Bin: filepath.Join(root, "bin")}, root)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		require.NoError(t, c.Stop())
+		if t.Failed() {
+			t.Logf("logs of every component are kept in %s", dir)
+		} else {
+			os.RemoveAll(dir)
+		}
+	})
+	c.ManagerArgs = managerArgs
+	require.NoError(t, c.ServeCatalog(ctx, filepath.Join(root, "catalog")))
+	require.NoError(t, c.Subscribe(ctx, framework.Subscription{}))
+	head, err := framework.ChannelHead(filepath.Join(root, "catalog"))
+	require.NoError(t, err)
+	_, err = c.WaitForCSV(ctx, head, 3*time.Minute)
+	require.NoError(t, err)
+	return c
+}
+
+func manager() string { return filepath.Join(root, "bin", "manager") }
+
+// runKubelet runs the checkout's manager for whatever OLM deploys, and waits until it runs.
+func runKubelet(t *testing.T, c *framework.Cluster) *framework.Kubelet {
+	t.Helper()
+	ctx := context.Background()
+	k := c.RunKubelet(func(context.Context, string) (string, error) { return manager(), nil })
+	t.Cleanup(k.Stop)
+	head, err := framework.ChannelHead(filepath.Join(root, "catalog"))
+	require.NoError(t, err)
+	_, err = k.WaitFor(ctx, head, 3*time.Minute)
+	require.NoError(t, err)
+	require.NoError(t, c.WaitForConversionWebhook(ctx))
+	return k
+}
+
+func newApp(ns string, i int) *appv1.App {
+	return &appv1.App{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("app-%04d", i)},
+		Spec: appv1.AppSpec{Image: "nginxinc/nginx-unprivileged:1.27", Replicas: ptr.To(int32(1))}}
+}
+
+func createNamespace(t *testing.T, c *framework.Cluster, name string) {
+	t.Helper()
+	require.NoError(t, c.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}))
+}
+
+// waitConverged waits until n Apps of a namespace are Available and returns how long it took.
+func waitConverged(t *testing.T, c *framework.Cluster, ns string, n int, timeout time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	require.NoError(t, c.Poll(context.Background(), timeout, fmt.Sprintf("%d Apps in %s to be Available", n, ns), func(ctx context.Context) (bool, error) {
+		apps := &appv1.AppList{}
+		if err := c.Client.List(ctx, apps, client.InNamespace(ns)); err != nil {
+			return false, err
+		}
+		ready := 0
+		for _, a := range apps.Items {
+			if a.Status.ObservedGeneration == a.Generation && meta.IsStatusConditionTrue(a.Status.Conditions, appv1.ConditionAvailable) &&
+				a.Status.AvailableReplicas == *a.Spec.Replicas {
+				ready++
+			}
+		}
+		return ready == n && len(apps.Items) == n, nil
+	}))
+	return time.Since(start)
+}
+
+// assertExactlyOneWorkloadEach checks that each App of a namespace has exactly one Deployment
+// and one Service, controlled by it, and that no managed Deployment or Service is orphaned.
+func assertExactlyOneWorkloadEach(t *testing.T, c *framework.Cluster, ns string, n int) {
+	t.Helper()
+	ctx := context.Background()
+	apps := &appv1.AppList{}
+	require.NoError(t, c.Client.List(ctx, apps, client.InNamespace(ns)))
+	require.Len(t, apps.Items, n, "no App is lost")
+	uids := map[string]string{}
+	for _, a := range apps.Items {
+		uids[string(a.UID)] = a.Name
+	}
+	managed := client.MatchingLabels{appv1.LabelManagedBy: appv1.ManagedByValue}
+	for _, list := range []client.ObjectList{&appsv1.DeploymentList{}, &corev1.ServiceList{}} {
+		require.NoError(t, c.Client.List(ctx, list, client.InNamespace(ns), managed))
+		objs, err := meta.ExtractList(list)
+		require.NoError(t, err)
+		per := map[string]int{}
+		for _, o := range objs {
+			obj := o.(client.Object)
+			ref := metav1.GetControllerOf(obj)
+			require.NotNil(t, ref, "%T %s has no controller: orphaned", obj, obj.GetName())
+			owner, ok := uids[string(ref.UID)]
+			require.True(t, ok, "%T %s belongs to no App: orphaned", obj, obj.GetName())
+			per[owner]++
+		}
+		require.Len(t, per, n, "%T: every App has one", list)
+		for owner, count := range per {
+			require.Equal(t, 1, count, "%T of App %s", list, owner)
+		}
+	}
+}
+
+// unrecoverable returns the log lines of the managers that no retry recovers from: panics,
+// fatal errors, and a manager that stopped on its own.
+func unrecoverable(t *testing.T, c *framework.Cluster) []string {
+	t.Helper()
+	logs, err := filepath.Glob(filepath.Join(c.LogDir(), "manager*.log"))
+	require.NoError(t, err)
+	var bad []string
+	for _, f := range logs {
+		raw, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, line := range strings.Split(string(raw), "\n") {
+			if strings.Contains(line, `"level":"panic"`) || strings.Contains(line, `"level":"fatal"`) ||
+				strings.HasPrefix(line, "panic:") || strings.Contains(line, `"msg":"manager stopped"`) {
+				bad = append(bad, line)
+			}
+		}
+	}
+	return bad
+}

@@ -1,0 +1,119 @@
+// Package security checks App Operator's least privilege and safe defaults from its manifests:
+// RBAC, network policies and the manager's pod security. The same properties are proven on a
+// running cluster by test/e2e.
+package security_test
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/operator-framework/api/pkg/manifests"
+	"github.com/stretchr/testify/require"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"sigs.k8s.io/yaml"
+)
+
+const root = "../.."
+
+// operatorRules are the only permissions the manager's ServiceAccount gets, each for a reason.
+var operatorRules = map[string]string{
+	// The children of Apps: read through the cache (get, list, watch), written with
+	// server-side apply (patch, and create for a child that does not exist yet), and deleted
+	// when an App no longer wants them or to recreate one changed beyond repair.
+	"apps/deployments":                     "create,delete,get,list,patch,watch",
+	"/services":                            "create,delete,get,list,patch,watch",
+	"autoscaling/horizontalpodautoscalers": "create,delete,get,list,patch,watch",
+	"policy/poddisruptionbudgets":          "create,delete,get,list,patch,watch",
+	// Apps: read through the cache; patched only by the storage migration's rewrite, and
+	// their status by the reconciler.
+	"mycompany.com/apps":        "get,list,patch,watch",
+	"mycompany.com/apps/status": "patch",
+	// The App CRD only (resourceNames): its storage version, and trimming its storedVersions.
+	"apiextensions.k8s.io/customresourcedefinitions":        "get",
+	"apiextensions.k8s.io/customresourcedefinitions/status": "patch",
+	// Events about Apps (events.k8s.io) and about leader election (core).
+	"events.k8s.io/events": "create,patch",
+	"/events":              "create,patch",
+	// Leader election.
+	"coordination.k8s.io/leases": "create,get,update",
+	// Authenticating and authorizing metrics scrapes.
+	"authentication.k8s.io/tokenreviews":        "create",
+	"authorization.k8s.io/subjectaccessreviews": "create",
+}
+
+func readRole(t *testing.T, name string) []rbacv1.PolicyRule {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(root, "config", "rbac", name))
+	require.NoError(t, err)
+	var role rbacv1.ClusterRole // a Role has the same shape
+	require.NoError(t, yaml.Unmarshal(raw, &role))
+	return role.Rules
+}
+
+func flatten(t *testing.T, rules []rbacv1.PolicyRule) map[string]string {
+	t.Helper()
+	verbs := map[string][]string{}
+	for _, r := range rules {
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				verbs[g+"/"+res] = append(verbs[g+"/"+res], r.Verbs...)
+			}
+		}
+	}
+	out := map[string]string{}
+	for k, v := range verbs {
+		sort.Strings(v)
+		out[k] = strings.Join(v, ",")
+	}
+	return out
+}
+
+func noWildcardOrSecret(t *testing.T, where string, rules []rbacv1.PolicyRule) {
+	t.Helper()
+	for _, r := range rules {
+		for _, list := range [][]string{r.APIGroups, r.Resources, r.Verbs, r.ResourceNames, r.NonResourceURLs} {
+			for _, v := range list {
+				require.NotContains(t, v, "*", "%s: wildcard in %+v", where, r)
+			}
+		}
+		for _, res := range r.Resources {
+			require.NotEqual(t, "secrets", strings.Split(res, "/")[0], "%s: %+v", where, r)
+		}
+	}
+}
+
+func TestConfigRBACIsLeastPrivilege(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(root, "config", "rbac", "*role.yaml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		noWildcardOrSecret(t, f, readRole(t, filepath.Base(f)))
+	}
+
+	var rules []rbacv1.PolicyRule
+	for _, f := range []string{"role.yaml", "leader_election_role.yaml", "metrics_auth_role.yaml"} {
+		rules = append(rules, readRole(t, f)...)
+	}
+	require.Equal(t, operatorRules, flatten(t, rules), "the manager's ServiceAccount gets exactly these verbs")
+	for _, r := range rules {
+		if r.APIGroups[0] == "apiextensions.k8s.io" {
+			require.Equal(t, []string{"apps.mycompany.com"}, r.ResourceNames, "only the App CRD")
+		}
+	}
+}
+
+func TestCSVPermissionsAreTheConfigRBAC(t *testing.T) {
+	b, err := manifests.GetBundleFromDir(filepath.Join(root, "bundle", "manifests"))
+	require.NoError(t, err)
+	spec := b.CSV.Spec.InstallStrategy.StrategySpec
+	var rules []rbacv1.PolicyRule
+	for _, p := range append(spec.ClusterPermissions, spec.Permissions...) {
+		require.Equal(t, "app-operator-controller-manager", p.ServiceAccountName)
+		noWildcardOrSecret(t, "CSV", p.Rules)
+		rules = append(rules, p.Rules...)
+	}
+	require.Equal(t, operatorRules, flatten(t, rules))
+}
