@@ -60,7 +60,7 @@ func main() {
 	flag.DurationVar(&o.retryPeriod, "leader-election-retry-period", 2*time.Second, "How often leader election clients try to acquire or renew the lease.")
 	flag.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", 16, "Number of Apps reconciled at the same time.")
 	flag.DurationVar(&o.migrationInterval, "storage-migration-interval", 10*time.Minute, "How often to check whether Apps stored in an older version must be rewritten.")
-	flag.DurationVar(&o.statusBatchWindow, "status-batch-window", 30*time.Second, "Shortest time between two status writes of an App that report progress rather than a condition's change; changes meanwhile are written together.")
+	flag.DurationVar(&o.statusBatchWindow, "status-batch-window", time.Minute, "Shortest time between two status writes of an App that report progress rather than a condition's change; changes meanwhile are written together.")
 	flag.DurationVar(&o.syncPeriod, "sync-period", 10*time.Hour, "How often every App is reconciled again even when nothing changed.")
 	flag.StringVar(&o.pprofAddr, "pprof-bind-address", "", "Address of the pprof endpoint; empty disables it.")
 	flag.Float64Var(&o.qps, "kube-api-qps", 200, "Requests per second to the API server the manager may make, sustained.")

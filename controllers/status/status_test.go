@@ -154,10 +154,18 @@ func TestUrgent(t *testing.T) {
 		{"becoming available", rolling, available, true},
 		{"losing availability", available, rolling, true},
 		{"nothing but a count", available, func() appv1.AppStatus { s := *available.DeepCopy(); s.ReadyReplicas = 3; return s }(), false},
+		{"a new generation observed", withGeneration(available, 1), withGeneration(available, 2), true},
+		{"a new App's first generation", appv1.AppStatus{}, withGeneration(pending, 1), false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			require.Equal(t, tc.urgent, status.Urgent(tc.old, tc.next))
 		})
 	}
+}
+
+func withGeneration(s appv1.AppStatus, g int64) appv1.AppStatus {
+	c := *s.DeepCopy()
+	c.ObservedGeneration = g
+	return c
 }

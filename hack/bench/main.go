@@ -36,6 +36,8 @@ type Result struct {
 	SteadyReconciles  float64        `json:"steady_reconciles"`
 	SteadyChangedRVs  int            `json:"steady_changed_resource_versions"`
 	HeapBytes         float64        `json:"heap_inuse_bytes"`
+	HeapBaseBytes     float64        `json:"heap_inuse_bytes_without_apps"`
+	HeapKiBMarginal   float64        `json:"heap_kib_per_app_above_base"`
 	HeapKiBPerApp     float64        `json:"heap_kib_per_app"`
 	P50Millis         float64        `json:"reconcile_p50_ms"`
 	P99Millis         float64        `json:"reconcile_p99_ms"`
@@ -75,7 +77,8 @@ func main() {
 		fail(err)
 	}
 	if o.heapOnly {
-		fmt.Printf("BENCH-HEAP apps=%d converge_s=%.2f heap_kib_per_app=%.2f\n", r.Apps, r.ConvergeSeconds, r.HeapKiBPerApp)
+		fmt.Printf("BENCH-HEAP apps=%d converge_s=%.2f heap_kib_per_app=%.2f heap_base_mib=%.1f heap_kib_per_app_above_base=%.2f\n",
+			r.Apps, r.ConvergeSeconds, r.HeapKiBPerApp, r.HeapBaseBytes/1024/1024, r.HeapKiBMarginal)
 		return
 	}
 	fmt.Println(r.line())

@@ -80,6 +80,10 @@ func run(ctx context.Context, o options) (Result, error) {
 		return r, err
 	}
 	s := framework.NewScraper(op.MetricsURL, token)
+	profile := filepath.Join(filepath.Dir(o.out), fmt.Sprintf("bench-heap-%d.pb.gz", o.apps))
+	if r.HeapBaseBytes, err = s.HeapAfterGC(ctx, pprof, profile+".base"); err != nil {
+		return r, err
+	}
 
 	if !o.heapOnly {
 		step("baseline: creating %d Deployments and Services directly, %d at a time", o.apps, o.concurrency)
@@ -119,11 +123,11 @@ func run(ctx context.Context, o options) (Result, error) {
 	if p99, err := framework.Quantile(f, "controller_runtime_reconcile_time_seconds", "controller", "app", 0.99); err == nil {
 		r.P99Millis = p99 * 1000
 	}
-	profile := filepath.Join(filepath.Dir(o.out), fmt.Sprintf("bench-heap-%d.pb.gz", o.apps))
 	if r.HeapBytes, err = s.HeapAfterGC(ctx, pprof, profile); err != nil {
 		return r, err
 	}
 	r.HeapKiBPerApp = r.HeapBytes / 1024 / float64(o.apps)
+	r.HeapKiBMarginal = (r.HeapBytes - r.HeapBaseBytes) / 1024 / float64(o.apps)
 	if o.heapOnly {
 		return r, nil
 	}
