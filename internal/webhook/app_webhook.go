@@ -7,6 +7,7 @@ import (
 	"context"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -26,11 +27,17 @@ var (
 
 // Setup registers the defaulting, validating and conversion webhooks of App with a manager.
 func Setup(mgr ctrl.Manager) error {
+	defaulting := admission.WithDefaulter(mgr.GetScheme(), AppWebhook{})
+	defaulting.Handler = quantityChecker{next: defaulting.Handler}
+	defaulting.RecoverPanic = ptr.To(true)
+	mgr.GetWebhookServer().Register(mutatePath, defaulting)
 	return ctrl.NewWebhookManagedBy(mgr, &appv1.App{}).
-		WithDefaulter(AppWebhook{}).
 		WithValidator(AppWebhook{}).
 		Complete()
 }
+
+// mutatePath is where the defaulting webhook is served (see the marker above).
+const mutatePath = "/mutate-mycompany-com-v1-app"
 
 // Default fills the App's optional fields.
 func (AppWebhook) Default(_ context.Context, app *appv1.App) error {

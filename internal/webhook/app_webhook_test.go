@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -211,4 +212,18 @@ func TestConversionWebhookRoundTripsThroughStorage(t *testing.T) {
 	var crd apiextensionsv1.CustomResourceDefinition
 	require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Name: "apps.mycompany.com"}, &crd))
 	require.Equal(t, []string{"v1"}, crd.Status.StoredVersions, "this release stores v1")
+}
+
+func TestAMalformedQuantityIsRefusedNamingTheField(t *testing.T) {
+	app := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "mycompany.com/v1", "kind": "App",
+		"metadata": map[string]any{"namespace": env.Namespace(t), "name": "web"},
+		"spec": map[string]any{"image": "nginx:1.27", "resources": map[string]any{
+			"requests": map[string]any{"cpu": "lots", "memory": "64Mi"}, "limits": map[string]any{"memory": "1Gb"}}},
+	}}
+	err := env.Client.Create(context.Background(), app)
+	require.True(t, apierrors.IsInvalid(err), "want 422 Invalid, got %v", err)
+	require.Contains(t, err.Error(), "spec.resources.requests[cpu]")
+	require.Contains(t, err.Error(), "spec.resources.limits[memory]")
+	require.NotContains(t, err.Error(), "spec.resources.requests[memory]")
 }
