@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/mycompany/app-operator/test/framework"
 )
 
 // TestUpgradeAlongTheChannel installs the first release with automatic approval, creates a
@@ -16,11 +14,7 @@ func TestUpgradeAlongTheChannel(t *testing.T) {
 	e := newEnv(t)
 	versions := releases(t)
 
-	require.NoError(t, e.PublishCatalog(ctx, root, versions[0]))
-	require.NoError(t, e.Subscribe(ctx, framework.Subscription{}))
-	e.waitRelease(t, versions[0])
-	e.createFleet(t, 30)
-	before := e.snapshot(t)
+	before := e.installWithFleet(t, versions[0], 30)
 
 	for _, v := range versions[1:] {
 		t.Logf("publishing %s", v)

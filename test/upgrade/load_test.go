@@ -10,8 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/mycompany/app-operator/test/framework"
 )
 
 // TestUpgradeUnderLoad upgrades from the first release to the head with 200 Apps, some of which
@@ -23,11 +21,7 @@ func TestUpgradeUnderLoad(t *testing.T) {
 	versions := releases(t)
 	head := versions[len(versions)-1]
 
-	require.NoError(t, e.PublishCatalog(ctx, root, versions[0]))
-	require.NoError(t, e.Subscribe(ctx, framework.Subscription{}))
-	e.waitRelease(t, versions[0])
-	e.createFleet(t, 200)
-	before := e.snapshot(t)
+	before := e.installWithFleet(t, versions[0], 200)
 
 	require.NoError(t, e.PublishCatalog(ctx, root, head))
 	// Scale twenty v1 Apps while OLM replaces the operator under them.

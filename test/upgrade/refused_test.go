@@ -29,11 +29,7 @@ func TestAnUpgradeThatWouldInvalidateAppsIsRefused(t *testing.T) {
 	versions := releases(t)
 	head := versions[len(versions)-1]
 
-	require.NoError(t, e.PublishCatalog(ctx, root, head))
-	require.NoError(t, e.Subscribe(ctx, framework.Subscription{}))
-	e.waitRelease(t, head)
-	e.createFleet(t, 6)
-	before := e.snapshot(t)
+	before := e.installWithFleet(t, head, 6)
 	crdBefore := &apiextensionsv1.CustomResourceDefinition{}
 	require.NoError(t, e.Client.Get(ctx, client.ObjectKey{Name: "apps.mycompany.com"}, crdBefore))
 

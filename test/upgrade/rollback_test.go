@@ -23,11 +23,7 @@ func TestRollbackToThePreviousReleaseAndForward(t *testing.T) {
 	versions := releases(t)
 	head, previous := versions[len(versions)-1], versions[len(versions)-2]
 
-	require.NoError(t, e.PublishCatalog(ctx, root, head))
-	require.NoError(t, e.Subscribe(ctx, framework.Subscription{}))
-	e.waitRelease(t, head)
-	e.createFleet(t, 12)
-	before := e.snapshot(t)
+	before := e.installWithFleet(t, head, 12)
 
 	require.NoError(t, e.Uninstall(ctx))
 	require.NoError(t, e.Subscribe(ctx, framework.Subscription{StartingCSV: csvName(previous), Manual: true}))

@@ -19,11 +19,7 @@ func TestSkipRangeJumpsToTheHead(t *testing.T) {
 	versions := releases(t)
 	head := versions[len(versions)-1]
 
-	require.NoError(t, e.PublishCatalog(ctx, root, versions[0]))
-	require.NoError(t, e.Subscribe(ctx, framework.Subscription{}))
-	e.waitRelease(t, versions[0])
-	e.createFleet(t, 12)
-	before := e.snapshot(t)
+	before := e.installWithFleet(t, versions[0], 12)
 
 	require.NoError(t, e.PublishCatalog(ctx, root, head))
 	e.waitRelease(t, head)

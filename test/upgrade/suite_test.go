@@ -106,3 +106,15 @@ func (e *env) waitRelease(t *testing.T, version string) {
 		return fmt.Sprint(crd.Status.StoredVersions) == fmt.Sprint(want), nil
 	}))
 }
+
+// installWithFleet publishes a release, subscribes to it with automatic approval, waits for it
+// to settle and creates apps Apps under it; it returns the fleet as it then stands.
+func (e *env) installWithFleet(t *testing.T, version string, apps int) fleetState {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, e.PublishCatalog(ctx, root, version))
+	require.NoError(t, e.Subscribe(ctx, framework.Subscription{}))
+	e.waitRelease(t, version)
+	e.createFleet(t, apps)
+	return e.snapshot(t)
+}
