@@ -81,8 +81,10 @@ func TestAppsStoredAsV1alpha1AreMigratedToV1(t *testing.T) {
 	envtest.Eventually(t, func(c *require.Assertions) {
 		c.Equal([]string{"v1"}, storedVersions(t))
 	}, "the migration to trim storedVersions")
-	// Apps the operator wrote meanwhile (their status) were stored in v1 by that write.
-	require.Positive(t, testutil.ToFloat64(metrics.MigratedApps)-migrated, "the migration counts what it rewrote")
+	// The migration counts each App it rewrote, at most once. Apps the operator wrote
+	// meanwhile (their status) were stored in v1 by that write; the migration's own write of
+	// those may then conflict and is not counted, so the count can be anything up to the Apps.
+	require.LessOrEqual(t, testutil.ToFloat64(metrics.MigratedApps)-migrated, float64(len(want)), "the migration counts what it rewrote")
 	for _, a := range want {
 		require.Equal(t, "mycompany.com/v1", stored(a), a.Name)
 	}
