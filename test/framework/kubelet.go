@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -17,7 +18,9 @@ type ManagerPolicy func(ctx context.Context, csv string) (string, error)
 // Kubelet runs the manager of App Operator as a kubelet would run the pod of OLM's Deployment:
 // it starts the manager when OLM creates the Deployment, replaces it with the new release's
 // manager when an upgrade hands the Deployment to another ClusterServiceVersion, and stops it
-// when OLM deletes the Deployment.
+// when OLM deletes the Deployment. Like a Deployment's rollout, it also restarts the manager
+// when the pod template changes: OLM changes it when it makes a new serving certificate (its
+// CA's hash is an annotation of the template), and the new manager reads the new certificate.
 type Kubelet struct {
 	cluster *Cluster
 	policy  ManagerPolicy
@@ -27,6 +30,7 @@ type Kubelet struct {
 	mu       sync.Mutex
 	operator *Operator
 	csv      string
+	template string
 	err      error
 	runs     int
 }
@@ -59,23 +63,28 @@ func (k *Kubelet) loop(ctx context.Context) {
 func (k *Kubelet) sync(ctx context.Context) {
 	d := &appsv1.Deployment{}
 	err := k.cluster.Client.Get(ctx, client.ObjectKey{Namespace: OperatorsNamespace, Name: DeploymentName}, d)
-	owner := ""
+	owner, template := "", ""
 	switch {
 	case err == nil && d.DeletionTimestamp == nil:
 		owner = d.Labels["olm.owner"]
+		raw, err := json.Marshal(d.Spec.Template)
+		if err != nil {
+			return
+		}
+		template = string(raw)
 	case err != nil && !apierrors.IsNotFound(err):
 		return
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if owner == k.csv && (k.operator == nil || !k.operator.Exited()) {
+	if owner == k.csv && template == k.template && (k.operator == nil || !k.operator.Exited()) {
 		return
 	}
 	if k.operator != nil {
 		_ = k.operator.Stop(10 * time.Second)
 		k.operator = nil
 	}
-	k.csv = owner
+	k.csv, k.template = owner, template
 	if owner == "" {
 		return
 	}
@@ -86,7 +95,7 @@ func (k *Kubelet) sync(ctx context.Context) {
 	}
 	k.err = err
 	if err != nil {
-		k.csv = "" // try again at the next sync
+		k.csv, k.template = "", "" // try again at the next sync
 	}
 }
 
