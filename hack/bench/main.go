@@ -41,6 +41,10 @@ type Result struct {
 	HeapKiBPerApp     float64        `json:"heap_kib_per_app"`
 	P50Millis         float64        `json:"reconcile_p50_ms"`
 	P99Millis         float64        `json:"reconcile_p99_ms"`
+	// The baseline's time to create one Deployment and Service pair: what a reconcile that
+	// creates an App's children cannot beat on the same API server.
+	BaselineP50Millis float64 `json:"baseline_pair_create_p50_ms"`
+	BaselineP99Millis float64 `json:"baseline_pair_create_p99_ms"`
 }
 
 func (r Result) line() string {

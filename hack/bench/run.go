@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -87,11 +88,12 @@ func run(ctx context.Context, o options) (Result, error) {
 
 	if !o.heapOnly {
 		step("baseline: creating %d Deployments and Services directly, %d at a time", o.apps, o.concurrency)
-		base, created, err := baseline(ctx, c, o)
+		base, created, p50, p99, err := baseline(ctx, c, o)
 		if err != nil {
 			return r, err
 		}
 		r.BaselineSeconds, r.BaselineCreate = base.Seconds(), created.Seconds()
+		r.BaselineP50Millis, r.BaselineP99Millis = millis(p50), millis(p99)
 	}
 
 	step("operator: creating %d Apps, %d at a time", o.apps, o.concurrency)
@@ -167,13 +169,23 @@ func run(ctx context.Context, o options) (Result, error) {
 
 // baseline creates the Deployments and Services the operator would, without the operator,
 // and measures the time until every Deployment is Available. It deletes them afterwards.
-func baseline(ctx context.Context, c *framework.Cluster, o options) (took, created time.Duration, err error) {
+// p50 and p99 are the quantiles of the time to create one pair: the same writes as the
+// reconcile that creates an App's children, on the same API server.
+func baseline(ctx context.Context, c *framework.Cluster, o options) (took, created, p50, p99 time.Duration, err error) {
 	ns := "baseline"
 	if err := c.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, 0, err
 	}
 	start := time.Now()
+	var mu sync.Mutex
+	pairs := make([]time.Duration, 0, o.apps)
 	err = parallel(o.apps, o.concurrency, func(i int) error {
+		began := time.Now()
+		defer func() {
+			mu.Lock()
+			pairs = append(pairs, time.Since(began))
+			mu.Unlock()
+		}()
 		objs := desired.For(benchApp(ns, i), desired.Options{})
 		d, svc := objs.Deployment, objs.Service
 		for _, obj := range []client.Object{d, svc} {
@@ -187,9 +199,10 @@ func baseline(ctx context.Context, c *framework.Cluster, o options) (took, creat
 		return nil
 	})
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, 0, err
 	}
 	created = time.Since(start)
+	p50, p99 = quantile(pairs, 0.5), quantile(pairs, 0.99)
 	if err := c.PollEvery(ctx, time.Second, 30*time.Minute, "every baseline Deployment to be Available", func(ctx context.Context) (bool, error) {
 		deployments := &appsv1.DeploymentList{}
 		if err := c.Client.List(ctx, deployments, client.InNamespace(ns)); err != nil {
@@ -203,18 +216,18 @@ func baseline(ctx context.Context, c *framework.Cluster, o options) (took, creat
 		}
 		return available == o.apps, nil
 	}); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, 0, err
 	}
 	took = time.Since(start)
 	step("baseline: %d Deployments Available in %.2fs; deleting them", o.apps, took.Seconds())
 	if err := c.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, 0, err
 	}
 	err = c.PollEvery(ctx, time.Second, 30*time.Minute, "the baseline namespace to be gone", func(ctx context.Context) (bool, error) {
 		err := c.Client.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{})
 		return client.IgnoreNotFound(err) == nil && err != nil, nil
 	})
-	return took, created, err
+	return took, created, p50, p99, err
 }
 
 // convergeApps creates the Apps and measures the time until every one is Available.
@@ -279,3 +292,15 @@ func parallel(n, k int, do func(i int) error) error {
 	wg.Wait()
 	return first
 }
+
+// quantile returns the q-quantile of durations (nearest rank).
+func quantile(d []time.Duration, q float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	sorted := slices.Clone(d)
+	slices.Sort(sorted)
+	return sorted[int(math.Ceil(q*float64(len(sorted))))-1]
+}
+
+func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -82,6 +82,26 @@ func newApp(ns string, i int) *appv1.App {
 		Spec: appv1.AppSpec{Image: "nginxinc/nginx-unprivileged:1.27", Replicas: ptr.To(int32(1))}}
 }
 
+// createApps creates Apps from..to-1 in a namespace, as a user's client would: a creation
+// refused while the operator's webhooks or the API server are down is tried again, and one
+// whose answer was lost (it may have succeeded) is not an error. It returns how many
+// attempts failed and were retried.
+func createApps(t *testing.T, c *framework.Cluster, ns string, from, to int) int {
+	t.Helper()
+	retried := 0
+	for i := from; i < to; i++ {
+		err := c.PollEvery(context.Background(), 500*time.Millisecond, 2*time.Minute, fmt.Sprintf("App %d to be created", i), func(ctx context.Context) (bool, error) {
+			if err := c.Client.Create(ctx, newApp(ns, i)); client.IgnoreAlreadyExists(err) != nil {
+				retried++
+				return false, nil
+			}
+			return true, nil
+		})
+		require.NoError(t, err)
+	}
+	return retried
+}
+
 func createNamespace(t *testing.T, c *framework.Cluster, name string) {
 	t.Helper()
 	require.NoError(t, c.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}))
