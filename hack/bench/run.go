@@ -106,7 +106,9 @@ func run(ctx context.Context, o options) (Result, error) {
 		return r, err
 	}
 	r.ConvergeSeconds, r.CreateSeconds = converge.Seconds(), created.Seconds()
-	r.Ratio = r.ConvergeSeconds / r.BaselineSeconds
+	if r.BaselineSeconds > 0 {
+		r.Ratio = r.ConvergeSeconds / r.BaselineSeconds
+	}
 	if err := waitIdle(ctx, s); err != nil {
 		return r, err
 	}
