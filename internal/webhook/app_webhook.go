@@ -7,6 +7,7 @@ import (
 	"context"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -65,7 +66,12 @@ func (AppWebhook) ValidateDelete(context.Context, *appv1.App) (admission.Warning
 func validate(_ context.Context, app *appv1.App) (admission.Warnings, error) {
 	warnings := appv1.Warnings(app)
 	if errs := appv1.Validate(app); len(errs) > 0 {
-		return warnings, apierrors.NewInvalid(appv1.GroupVersion.WithKind("App").GroupKind(), app.Name, errs)
+		return warnings, invalid(app.Name, errs)
 	}
 	return warnings, nil
+}
+
+// invalid is the API's refusal of an App, naming every field at fault.
+func invalid(name string, errs field.ErrorList) *apierrors.StatusError {
+	return apierrors.NewInvalid(appv1.GroupVersion.WithKind("App").GroupKind(), name, errs)
 }

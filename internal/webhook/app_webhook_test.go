@@ -219,11 +219,14 @@ func TestAMalformedQuantityIsRefusedNamingTheField(t *testing.T) {
 		"apiVersion": "mycompany.com/v1", "kind": "App",
 		"metadata": map[string]any{"namespace": env.Namespace(t), "name": "web"},
 		"spec": map[string]any{"image": "nginx:1.27", "resources": map[string]any{
-			"requests": map[string]any{"cpu": "lots", "memory": "64Mi"}, "limits": map[string]any{"memory": "1Gb"}}},
+			"requests": map[string]any{"cpu": "lots", "memory": "64Mi"}, "limits": map[string]any{"memory": "1Gb"}},
+			"env": []any{map[string]any{"name": "CPU", "valueFrom": map[string]any{
+				"resourceFieldRef": map[string]any{"resource": "limits.cpu", "divisor": "a core"}}}}},
 	}}
 	err := env.Client.Create(context.Background(), app)
 	require.True(t, apierrors.IsInvalid(err), "want 422 Invalid, got %v", err)
 	require.Contains(t, err.Error(), "spec.resources.requests[cpu]")
 	require.Contains(t, err.Error(), "spec.resources.limits[memory]")
+	require.Contains(t, err.Error(), "spec.env[0].valueFrom.resourceFieldRef.divisor")
 	require.NotContains(t, err.Error(), "spec.resources.requests[memory]")
 }
