@@ -91,11 +91,11 @@ func createApps(t *testing.T, c *framework.Cluster, ns string, from, to int) int
 	retried := 0
 	for i := from; i < to; i++ {
 		err := c.PollEvery(context.Background(), 500*time.Millisecond, 2*time.Minute, fmt.Sprintf("App %d to be created", i), func(ctx context.Context) (bool, error) {
-			if err := c.Client.Create(ctx, newApp(ns, i)); client.IgnoreAlreadyExists(err) != nil {
-				retried++
-				return false, nil
+			err := client.IgnoreAlreadyExists(c.Client.Create(ctx, newApp(ns, i)))
+			if err != nil {
+				retried++ // PollEvery tries again and reports the last error if it gives up
 			}
-			return true, nil
+			return err == nil, err
 		})
 		require.NoError(t, err)
 	}
