@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -37,10 +38,19 @@ type Result struct {
 	SteadyChangedRVs  int            `json:"steady_changed_resource_versions"`
 	HeapBytes         float64        `json:"heap_inuse_bytes"`
 	HeapBaseBytes     float64        `json:"heap_inuse_bytes_without_apps"`
-	HeapKiBMarginal   float64        `json:"heap_kib_per_app_above_base"`
-	HeapKiBPerApp     float64        `json:"heap_kib_per_app"`
-	P50Millis         float64        `json:"reconcile_p50_ms"`
-	P99Millis         float64        `json:"reconcile_p99_ms"`
+	// The live objects' bytes, without the rest of the spans holding them.
+	HeapLiveBytes     float64 `json:"heap_alloc_bytes"`
+	HeapLiveBaseBytes float64 `json:"heap_alloc_bytes_without_apps"`
+	HeapKiBMarginal   float64 `json:"heap_kib_per_app_above_base"`
+	HeapKiBPerApp     float64 `json:"heap_kib_per_app"`
+	P50Millis         float64 `json:"reconcile_p50_ms"`
+	P99Millis         float64 `json:"reconcile_p99_ms"`
+	// CPU seconds each component of the cluster used from the first creation until every
+	// object was Available, for the baseline and for the operator.
+	BaselineCPU map[string]float64 `json:"baseline_cpu_s"`
+	ConvergeCPU map[string]float64 `json:"converge_cpu_s"`
+	// Objects the API server sent to the App CRD's conversion webhook during convergence.
+	ConversionsPerApp float64 `json:"conversion_webhook_objects_per_app"`
 	// The baseline's time to create one Deployment and Service pair: what a reconcile that
 	// creates an App's children cannot beat on the same API server.
 	BaselineP50Millis float64 `json:"baseline_pair_create_p50_ms"`
@@ -81,11 +91,21 @@ func main() {
 		fail(err)
 	}
 	if o.heapOnly {
-		fmt.Printf("BENCH-HEAP apps=%d converge_s=%.2f heap_kib_per_app=%.2f heap_base_mib=%.1f heap_kib_per_app_above_base=%.2f\n",
-			r.Apps, r.ConvergeSeconds, r.HeapKiBPerApp, r.HeapBaseBytes/1024/1024, r.HeapKiBMarginal)
+		fmt.Printf("BENCH-HEAP apps=%d converge_s=%.2f heap_kib_per_app=%.2f heap_base_mib=%.1f heap_kib_per_app_above_base=%.2f live_kib_per_app=%.2f\n",
+			r.Apps, r.ConvergeSeconds, r.HeapKiBPerApp, r.HeapBaseBytes/1024/1024, r.HeapKiBMarginal, r.HeapLiveBytes/1024/float64(r.Apps))
 		return
 	}
+	step("CPU seconds until Available, baseline -> operator: %s; conversion webhook objects per App: %.2f",
+		cpuComparison(r.BaselineCPU, r.ConvergeCPU), r.ConversionsPerApp)
 	fmt.Println(r.line())
+}
+
+func cpuComparison(baseline, operator map[string]float64) string {
+	parts := make([]string, 0, len(components))
+	for _, c := range components {
+		parts = append(parts, fmt.Sprintf("%s %.1f -> %.1f", c, baseline[c], operator[c]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func fail(err error) {

@@ -82,17 +82,19 @@ func run(ctx context.Context, o options) (Result, error) {
 	}
 	s := framework.NewScraper(op.MetricsURL, token)
 	profile := filepath.Join(filepath.Dir(o.out), fmt.Sprintf("bench-heap-%d.pb.gz", o.apps))
-	if r.HeapBaseBytes, err = s.HeapAfterGC(ctx, pprof, profile+".base"); err != nil {
+	base, err := framework.HeapAfterGC(ctx, pprof, profile+".base")
+	if err != nil {
 		return r, err
 	}
+	r.HeapBaseBytes, r.HeapLiveBaseBytes = base.InuseBytes, base.AllocBytes
 
 	if !o.heapOnly {
 		step("baseline: creating %d Deployments and Services directly, %d at a time", o.apps, o.concurrency)
-		base, created, p50, p99, err := baseline(ctx, c, o)
+		base, p50, p99, err := baseline(ctx, c, o)
 		if err != nil {
 			return r, err
 		}
-		r.BaselineSeconds, r.BaselineCreate = base.Seconds(), created.Seconds()
+		r.BaselineSeconds, r.BaselineCreate, r.BaselineCPU = base.took.Seconds(), base.created.Seconds(), base.cpu
 		r.BaselineP50Millis, r.BaselineP99Millis = millis(p50), millis(p99)
 	}
 
@@ -101,11 +103,20 @@ func run(ctx context.Context, o options) (Result, error) {
 	if err != nil {
 		return r, err
 	}
-	converge, created, err := convergeApps(ctx, c, o)
+	convertedBefore, err := conversions(ctx, c)
 	if err != nil {
 		return r, err
 	}
-	r.ConvergeSeconds, r.CreateSeconds = converge.Seconds(), created.Seconds()
+	converge, err := convergeApps(ctx, c, o)
+	if err != nil {
+		return r, err
+	}
+	r.ConvergeSeconds, r.CreateSeconds, r.ConvergeCPU = converge.took.Seconds(), converge.created.Seconds(), converge.cpu
+	convertedAfter, err := conversions(ctx, c)
+	if err != nil {
+		return r, err
+	}
+	r.ConversionsPerApp = (convertedAfter - convertedBefore) / float64(o.apps)
 	if r.BaselineSeconds > 0 {
 		r.Ratio = r.ConvergeSeconds / r.BaselineSeconds
 	}
@@ -127,9 +138,11 @@ func run(ctx context.Context, o options) (Result, error) {
 	if p99, err := framework.Quantile(f, "controller_runtime_reconcile_time_seconds", "controller", "app", 0.99); err == nil {
 		r.P99Millis = p99 * 1000
 	}
-	if r.HeapBytes, err = s.HeapAfterGC(ctx, pprof, profile); err != nil {
+	heap, err := framework.HeapAfterGC(ctx, pprof, profile)
+	if err != nil {
 		return r, err
 	}
+	r.HeapBytes, r.HeapLiveBytes = heap.InuseBytes, heap.AllocBytes
 	r.HeapKiBPerApp = r.HeapBytes / 1024 / float64(o.apps)
 	r.HeapKiBMarginal = (r.HeapBytes - r.HeapBaseBytes) / 1024 / float64(o.apps)
 	if o.heapOnly {
@@ -169,43 +182,64 @@ func run(ctx context.Context, o options) (Result, error) {
 	return r, nil
 }
 
+// phase is what one side of the comparison took: the time until every object was created,
+// the time until every one was Available, and the CPU seconds each component used meanwhile.
+type phase struct {
+	created, took time.Duration
+	cpu           map[string]float64
+}
+
+// measure runs create, then waits until available reports true, and times both.
+func measure(ctx context.Context, c *framework.Cluster, what string, create func() error, available func(context.Context) (bool, error)) (phase, error) {
+	cpu, err := cpuSeconds(components)
+	if err != nil {
+		return phase{}, err
+	}
+	start := time.Now()
+	if err := create(); err != nil {
+		return phase{}, err
+	}
+	p := phase{created: time.Since(start)}
+	if err := c.PollEvery(ctx, time.Second, 30*time.Minute, what, available); err != nil {
+		return phase{}, err
+	}
+	p.took = time.Since(start)
+	p.cpu, err = cpuSince(components, cpu)
+	return p, err
+}
+
 // baseline creates the Deployments and Services the operator would, without the operator,
 // and measures the time until every Deployment is Available. It deletes them afterwards.
 // p50 and p99 are the quantiles of the time to create one pair: the same writes as the
 // reconcile that creates an App's children, on the same API server.
-func baseline(ctx context.Context, c *framework.Cluster, o options) (took, created, p50, p99 time.Duration, err error) {
+func baseline(ctx context.Context, c *framework.Cluster, o options) (p phase, p50, p99 time.Duration, err error) {
 	ns := "baseline"
 	if err := c.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		return 0, 0, 0, 0, err
+		return p, 0, 0, err
 	}
-	start := time.Now()
 	var mu sync.Mutex
 	pairs := make([]time.Duration, 0, o.apps)
-	err = parallel(o.apps, o.concurrency, func(i int) error {
-		began := time.Now()
-		defer func() {
-			mu.Lock()
-			pairs = append(pairs, time.Since(began))
-			mu.Unlock()
-		}()
-		objs := desired.For(benchApp(ns, i), desired.Options{})
-		d, svc := objs.Deployment, objs.Service
-		for _, obj := range []client.Object{d, svc} {
-			// Owned by no App and outside the operator's label-scoped cache.
-			obj.SetOwnerReferences(nil)
-			obj.SetLabels(map[string]string{"bench": "baseline"})
-			if err := c.Client.Create(ctx, obj); err != nil {
-				return err
+	create := func() error {
+		return parallel(o.apps, o.concurrency, func(i int) error {
+			began := time.Now()
+			defer func() {
+				mu.Lock()
+				pairs = append(pairs, time.Since(began))
+				mu.Unlock()
+			}()
+			objs := desired.For(benchApp(ns, i), desired.Options{})
+			for _, obj := range []client.Object{objs.Deployment, objs.Service} {
+				// Owned by no App and outside the operator's label-scoped cache.
+				obj.SetOwnerReferences(nil)
+				obj.SetLabels(map[string]string{"bench": "baseline"})
+				if err := c.Client.Create(ctx, obj); err != nil {
+					return err
+				}
 			}
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, 0, 0, 0, err
+			return nil
+		})
 	}
-	created = time.Since(start)
-	p50, p99 = quantile(pairs, 0.5), quantile(pairs, 0.99)
-	if err := c.PollEvery(ctx, time.Second, 30*time.Minute, "every baseline Deployment to be Available", func(ctx context.Context) (bool, error) {
+	p, err = measure(ctx, c, "every baseline Deployment to be Available", create, func(ctx context.Context) (bool, error) {
 		deployments := &appsv1.DeploymentList{}
 		if err := c.Client.List(ctx, deployments, client.InNamespace(ns)); err != nil {
 			return false, err
@@ -217,33 +251,32 @@ func baseline(ctx context.Context, c *framework.Cluster, o options) (took, creat
 			}
 		}
 		return available == o.apps, nil
-	}); err != nil {
-		return 0, 0, 0, 0, err
+	})
+	if err != nil {
+		return p, 0, 0, err
 	}
-	took = time.Since(start)
-	step("baseline: %d Deployments Available in %.2fs; deleting them", o.apps, took.Seconds())
+	p50, p99 = quantile(pairs, 0.5), quantile(pairs, 0.99)
+	step("baseline: %d Deployments Available in %.2fs; deleting them", o.apps, p.took.Seconds())
 	if err := c.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		return 0, 0, 0, 0, err
+		return p, 0, 0, err
 	}
 	err = c.PollEvery(ctx, time.Second, 30*time.Minute, "the baseline namespace to be gone", func(ctx context.Context) (bool, error) {
 		err := c.Client.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{})
 		return client.IgnoreNotFound(err) == nil && err != nil, nil
 	})
-	return took, created, p50, p99, err
+	return p, p50, p99, err
 }
 
 // convergeApps creates the Apps and measures the time until every one is Available.
-func convergeApps(ctx context.Context, c *framework.Cluster, o options) (took, created time.Duration, err error) {
+func convergeApps(ctx context.Context, c *framework.Cluster, o options) (phase, error) {
 	ns := "bench"
 	if err := c.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		return 0, 0, err
+		return phase{}, err
 	}
-	start := time.Now()
-	if err := parallel(o.apps, o.concurrency, func(i int) error { return c.Client.Create(ctx, benchApp(ns, i)) }); err != nil {
-		return 0, 0, err
+	create := func() error {
+		return parallel(o.apps, o.concurrency, func(i int) error { return c.Client.Create(ctx, benchApp(ns, i)) })
 	}
-	created = time.Since(start)
-	err = c.PollEvery(ctx, time.Second, 30*time.Minute, "every App to be Available", func(ctx context.Context) (bool, error) {
+	return measure(ctx, c, "every App to be Available", create, func(ctx context.Context) (bool, error) {
 		apps := &appv1.AppList{}
 		if err := c.Client.List(ctx, apps, client.InNamespace(ns)); err != nil {
 			return false, err
@@ -256,7 +289,6 @@ func convergeApps(ctx context.Context, c *framework.Cluster, o options) (took, c
 		}
 		return available == o.apps, nil
 	})
-	return time.Since(start), created, err
 }
 
 func benchApp(ns string, i int) *appv1.App {

@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"net/http"
 	"os"
 	"sort"
+	"strconv"
+	"strings"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -49,35 +52,68 @@ func (s *Scraper) Families(ctx context.Context) (map[string]*dto.MetricFamily, e
 	return parser.TextToMetricFamilies(resp.Body)
 }
 
-// HeapAfterGC collects the manager's garbage through its pprof endpoint at pprofAddr (a heap
-// profile with gc=1 runs the collector first), keeps that profile at profilePath for `go tool
-// pprof`, then reads go_memstats_heap_inuse_bytes.
-func (s *Scraper) HeapAfterGC(ctx context.Context, pprofAddr, profilePath string) (float64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+pprofAddr+"/debug/pprof/heap?gc=1", nil)
-	if err != nil {
-		return 0, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
+// Heap is a manager's heap right after a garbage collection, from runtime.MemStats.
+type Heap struct {
+	// InuseBytes is MemStats.HeapInuse, the figure go_memstats_heap_inuse_bytes reports: the
+	// bytes of every span holding a live object.
+	InuseBytes float64
+	// AllocBytes is MemStats.HeapAlloc: the bytes of the live objects themselves.
+	AllocBytes float64
+}
+
+// HeapAfterGC reads a manager's heap through its pprof endpoint at pprofAddr. It keeps a heap
+// profile at profilePath for `go tool pprof`, then asks for the profile in text form, which
+// collects the garbage first and ends with the MemStats read right after. Reading them there,
+// not from a metrics scrape, keeps out what the scrape's own collectors allocate.
+func HeapAfterGC(ctx context.Context, pprofAddr, profilePath string) (Heap, error) {
+	url := "http://" + pprofAddr + "/debug/pprof/heap?gc=1"
 	profile, err := os.Create(profilePath)
 	if err != nil {
-		return 0, err
+		return Heap{}, err
 	}
-	_, err = io.Copy(profile, resp.Body)
+	err = get(ctx, url, profile)
 	if cerr := profile.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return 0, err
+		return Heap{}, err
 	}
-	f, err := s.Families(ctx)
+	var text bytes.Buffer
+	if err := get(ctx, url+"&debug=1", &text); err != nil {
+		return Heap{}, err
+	}
+	var h Heap
+	for _, line := range strings.Split(text.String(), "\n") {
+		if v, ok := strings.CutPrefix(line, "# HeapInuse = "); ok {
+			h.InuseBytes, err = strconv.ParseFloat(v, 64)
+		} else if v, ok := strings.CutPrefix(line, "# HeapAlloc = "); ok {
+			h.AllocBytes, err = strconv.ParseFloat(v, 64)
+		}
+		if err != nil {
+			return Heap{}, fmt.Errorf("reading the heap profile's MemStats: %w", err)
+		}
+	}
+	if h.InuseBytes == 0 || h.AllocBytes == 0 {
+		return Heap{}, fmt.Errorf("the heap profile from %s has no MemStats", url)
+	}
+	return h, nil
+}
+
+func get(ctx context.Context, url string, w io.Writer) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	return Gauge(f, "go_memstats_heap_inuse_bytes", "", "")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	_, err = io.Copy(w, resp.Body)
+	return err
 }
 
 // Gauge sums a gauge over the series whose label has the value; an empty label takes every
