@@ -92,6 +92,7 @@ func (r *AppReconciler) reconcile(ctx context.Context, req ctrl.Request) (time.D
 	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.lastStatusWrite.Delete(req.NamespacedName)
+			r.Applier.Forget(req.NamespacedName)
 		}
 		return 0, client.IgnoreNotFound(err)
 	}
@@ -100,15 +101,19 @@ func (r *AppReconciler) reconcile(ctx context.Context, req ctrl.Request) (time.D
 		return 0, nil
 	}
 
-	observed := r.applyChildren(ctx, app, desired.For(app, r.Options))
+	observed, awaiting := r.applyChildren(ctx, app, desired.For(app, r.Options))
 	wait, err := r.writeStatus(ctx, app, observed)
+	if awaiting && (wait == 0 || wait > apply.CacheLag) {
+		// Look again once the cache shows the children just created.
+		wait = apply.CacheLag
+	}
 	return wait, errors.Join(observed.Err, err)
 }
 
 // applyChildren applies each wanted child and removes each unwanted one, in order, and stops
-// at the first failure. It emits one Event listing what it changed.
-func (r *AppReconciler) applyChildren(ctx context.Context, app *appv1.App, objs desired.Objects) status.Observed {
-	var observed status.Observed
+// at the first failure. It emits one Event listing what it changed. It reports whether a child
+// it created earlier is awaited in the cache.
+func (r *AppReconciler) applyChildren(ctx context.Context, app *appv1.App, objs desired.Objects) (observed status.Observed, awaiting bool) {
 	var changes []string
 	reason := ""
 	defer func() {
@@ -129,9 +134,10 @@ func (r *AppReconciler) applyChildren(ctx context.Context, app *appv1.App, objs 
 		if err != nil {
 			r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, "ApplyFailed", "Apply", "%v", err)
 			observed.Err = err
-			return observed
+			return observed, awaiting
 		}
-		if result != apply.Unchanged {
+		awaiting = awaiting || result == apply.Awaiting
+		if result != apply.Unchanged && result != apply.Awaiting {
 			gvk, _ := apiutil.GVKForObject(child.Object, r.Client.Scheme())
 			changes = append(changes, fmt.Sprintf("%s %s %s", result, gvk.Kind, child.Object.GetName()))
 			if reason == "" {
@@ -145,7 +151,7 @@ func (r *AppReconciler) applyChildren(ctx context.Context, app *appv1.App, objs 
 			observed.ServiceName = c.Name
 		}
 	}
-	return observed
+	return observed, awaiting
 }
 
 // writeStatus writes the App's status in one patch, only when it changed. A change that is not

@@ -10,12 +10,15 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 )
 
@@ -40,7 +43,16 @@ const (
 	// (a list item's key changed, so the operator's item and theirs would both remain). The
 	// child was deleted, to be created again as desired by the next reconcile.
 	Recreated Result = "Recreated"
+	// Awaiting: Apply created the child less than CacheLag ago, as it is still desired, and the
+	// cache does not show it yet. It is taken as created; the caller looks again after
+	// CacheLag, when a child still missing from the cache is created again.
+	Awaiting Result = "Awaiting"
 )
+
+// CacheLag is how long a child Apply created is taken to exist while the cache does not show
+// it. The watch event of a write reaches the cache after the write returns: a reconcile that
+// runs in between would otherwise apply the child again and report it created twice.
+const CacheLag = 5 * time.Second
 
 // NotOwnedError reports a child's name taken by an object the App does not control.
 type NotOwnedError struct {
@@ -57,6 +69,19 @@ type Applier struct {
 	// Client reads from the operator's cache, which holds only objects carrying the
 	// operator's label, and writes to the API server.
 	Client client.Client
+	// Clock tells the time; nil is the real clock.
+	Clock clock.PassiveClock
+
+	// created holds the children Apply created that the cache has not shown yet, by kind
+	// and key (string to createdChild).
+	created sync.Map
+}
+
+// createdChild is a child as Apply created it.
+type createdChild struct {
+	object client.Object
+	hash   string
+	at     time.Time
 }
 
 // Apply makes the child match desired and returns the child as it now is. It writes only when
@@ -78,16 +103,24 @@ func (a *Applier) Apply(ctx context.Context, owner, desired client.Object) (clie
 	}
 
 	key := client.ObjectKeyFromObject(desired)
+	id := kind + " " + key.String()
 	current := newEmpty(desired)
 	result := Updated
 	switch err := a.Client.Get(ctx, key, current); {
 	case apierrors.IsNotFound(err):
+		if c, ok := a.created.Load(id); ok {
+			c := c.(createdChild)
+			if c.hash == hashOf(want) && a.now().Sub(c.at) < CacheLag {
+				return c.object.DeepCopyObject().(client.Object), Awaiting, nil
+			}
+		}
 		result = Created
 	case err != nil:
 		return nil, "", fmt.Errorf("reading %s %s: %w", kind, key, err)
 	case !metav1.IsControlledBy(current, owner):
 		return nil, "", &NotOwnedError{Kind: kind, Key: key}
 	default:
+		a.created.Delete(id)
 		have, err := toMap(current)
 		if err != nil {
 			return nil, "", fmt.Errorf("%s %s: %w", kind, key, err)
@@ -113,7 +146,28 @@ func (a *Applier) Apply(ctx context.Context, owner, desired client.Object) (clie
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, applied); err != nil {
 		return nil, "", fmt.Errorf("reading applied %s %s: %w", kind, key, err)
 	}
+	if result == Created {
+		a.created.Store(id, createdChild{object: applied.DeepCopyObject().(client.Object), hash: hashOf(want), at: a.now()})
+	}
 	return applied, result, nil
+}
+
+// Forget drops what Apply remembers of the children it created for an owner that is gone.
+func (a *Applier) Forget(owner client.ObjectKey) {
+	a.created.Range(func(id, c any) bool {
+		if o := c.(createdChild).object; o.GetNamespace() == owner.Namespace && metav1.GetControllerOf(o) != nil &&
+			metav1.GetControllerOf(o).Name == owner.Name {
+			a.created.Delete(id)
+		}
+		return true
+	})
+}
+
+func (a *Applier) now() time.Time {
+	if a.Clock == nil {
+		return time.Now()
+	}
+	return a.Clock.Now()
 }
 
 // secondControllerMessage is how the API server refuses an object a second controller.
@@ -122,9 +176,16 @@ const secondControllerMessage = "Only one reference can have Controller set to t
 // appliedBefore reports whether the child carries the hash of exactly this configuration, that
 // is, whether the same configuration was applied to it successfully before.
 func appliedBefore(current client.Object, want map[string]any) bool {
+	hash := hashOf(want)
+	return hash != "" && current.GetAnnotations()[HashAnnotation] == hash
+}
+
+// hashOf returns the hash applyConfiguration put in a configuration.
+func hashOf(want map[string]any) string {
 	meta, _ := want["metadata"].(map[string]any)
 	annotations, _ := meta["annotations"].(map[string]any)
-	return annotations[HashAnnotation] != nil && current.GetAnnotations()[HashAnnotation] == annotations[HashAnnotation]
+	hash, _ := annotations[HashAnnotation].(string)
+	return hash
 }
 
 // recreate deletes a child that someone changed beyond what server-side apply can revert.
