@@ -102,11 +102,11 @@ func (r *AppReconciler) reconcile(ctx context.Context, req ctrl.Request) (time.D
 	}
 
 	observed, awaiting := r.applyChildren(ctx, app, desired.For(app, r.Options))
-	wait, err := r.writeStatus(ctx, app, observed)
-	if awaiting && (wait == 0 || wait > apply.CacheLag) {
-		// Look again once the cache shows the children just created.
-		wait = apply.CacheLag
+	if awaiting && observed.Err == nil {
+		// A child just created is not in the cache yet: report on the App once it is.
+		return apply.CacheLag, nil
 	}
+	wait, err := r.writeStatus(ctx, app, observed)
 	return wait, errors.Join(observed.Err, err)
 }
 

@@ -44,8 +44,8 @@ const (
 	// child was deleted, to be created again as desired by the next reconcile.
 	Recreated Result = "Recreated"
 	// Awaiting: Apply created the child less than CacheLag ago, as it is still desired, and the
-	// cache does not show it yet. It is taken as created; the caller looks again after
-	// CacheLag, when a child still missing from the cache is created again.
+	// cache does not show it yet. Nothing is written and no child is returned; the caller
+	// looks again after CacheLag, when a child still missing from the cache is created again.
 	Awaiting Result = "Awaiting"
 )
 
@@ -77,11 +77,12 @@ type Applier struct {
 	created sync.Map
 }
 
-// createdChild is a child as Apply created it.
+// createdChild is what Apply remembers of a child it created: its owner, the hash of the
+// configuration applied, and when.
 type createdChild struct {
-	object client.Object
-	hash   string
-	at     time.Time
+	owner client.ObjectKey
+	hash  string
+	at    time.Time
 }
 
 // Apply makes the child match desired and returns the child as it now is. It writes only when
@@ -91,6 +92,8 @@ type createdChild struct {
 // A child missing from the cache is applied without reading it first: the API server refuses
 // to give an object a second controller, so an object of the same name that another
 // controller owns is never taken over (NotOwnedError); one that no controller owns is adopted.
+// One that this Applier created less than CacheLag ago, with the same configuration, is not
+// applied again (Awaiting).
 func (a *Applier) Apply(ctx context.Context, owner, desired client.Object) (client.Object, Result, error) {
 	gvk, err := apiutil.GVKForObject(desired, a.Client.Scheme())
 	if err != nil {
@@ -111,7 +114,7 @@ func (a *Applier) Apply(ctx context.Context, owner, desired client.Object) (clie
 		if c, ok := a.created.Load(id); ok {
 			c := c.(createdChild)
 			if c.hash == hashOf(want) && a.now().Sub(c.at) < CacheLag {
-				return c.object.DeepCopyObject().(client.Object), Awaiting, nil
+				return nil, Awaiting, nil
 			}
 		}
 		result = Created
@@ -147,7 +150,7 @@ func (a *Applier) Apply(ctx context.Context, owner, desired client.Object) (clie
 		return nil, "", fmt.Errorf("reading applied %s %s: %w", kind, key, err)
 	}
 	if result == Created {
-		a.created.Store(id, createdChild{object: applied.DeepCopyObject().(client.Object), hash: hashOf(want), at: a.now()})
+		a.created.Store(id, createdChild{owner: client.ObjectKeyFromObject(owner), hash: hashOf(want), at: a.now()})
 	}
 	return applied, result, nil
 }
@@ -155,8 +158,7 @@ func (a *Applier) Apply(ctx context.Context, owner, desired client.Object) (clie
 // Forget drops what Apply remembers of the children it created for an owner that is gone.
 func (a *Applier) Forget(owner client.ObjectKey) {
 	a.created.Range(func(id, c any) bool {
-		if o := c.(createdChild).object; o.GetNamespace() == owner.Namespace && metav1.GetControllerOf(o) != nil &&
-			metav1.GetControllerOf(o).Name == owner.Name {
+		if c.(createdChild).owner == owner {
 			a.created.Delete(id)
 		}
 		return true
