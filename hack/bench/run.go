@@ -138,7 +138,7 @@ func run(ctx context.Context, o options) (Result, error) {
 	if p99, err := framework.Quantile(f, "controller_runtime_reconcile_time_seconds", "controller", "app", 0.99); err == nil {
 		r.P99Millis = p99 * 1000
 	}
-	heap, err := framework.HeapAfterGC(ctx, pprof, profile)
+	heap, err := idleHeap(ctx, s, pprof, profile)
 	if err != nil {
 		return r, err
 	}

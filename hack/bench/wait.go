@@ -6,6 +6,7 @@ import (
 	"net"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -37,6 +38,37 @@ func waitIdle(ctx context.Context, s *framework.Scraper) error {
 		time.Sleep(250 * time.Millisecond)
 	}
 	return fmt.Errorf("the App controller did not go idle within 10m")
+}
+
+// idleHeap measures the manager's heap while the App controller is idle, so that the figure
+// holds what the manager keeps, not the garbage of reconciles in flight (a resync of every
+// App, with the benchmark's short sync period). A measurement during which a reconcile ran is
+// taken again.
+func idleHeap(ctx context.Context, s *framework.Scraper, pprofAddr, profile string) (framework.Heap, error) {
+	for range 10 {
+		if err := waitIdle(ctx, s); err != nil {
+			return framework.Heap{}, err
+		}
+		before, err := s.Families(ctx)
+		if err != nil {
+			return framework.Heap{}, err
+		}
+		heap, err := framework.HeapAfterGC(ctx, pprofAddr, profile)
+		if err != nil {
+			return framework.Heap{}, err
+		}
+		after, err := s.Families(ctx)
+		if err != nil {
+			return framework.Heap{}, err
+		}
+		count := func(f map[string]*dto.MetricFamily) float64 {
+			return framework.Counter(f, "operator_reconcile_count", "controller", "app")
+		}
+		if count(after) == count(before) {
+			return heap, nil
+		}
+	}
+	return framework.Heap{}, fmt.Errorf("the App controller never stayed idle while its heap was measured")
 }
 
 // resourceVersions records the resourceVersion of every App, Deployment and Service of the run.
