@@ -8,17 +8,16 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/mycompany/app-operator/controllers"
 	"github.com/mycompany/app-operator/controllers/apply"
 	"github.com/mycompany/app-operator/internal/operator"
+	"github.com/mycompany/app-operator/test/envtest"
 )
 
 // A reconcile that runs after the App's children were created, but before their watch events
@@ -28,25 +27,16 @@ func TestAReconcileBeforeTheCacheShowsNewChildrenWritesNothing(t *testing.T) {
 	app := newApp("shop", "web")
 	app.UID = "web-uid"
 	writes := 0
-	count := func() { writes++ }
+	funcs := envtest.CountingWrites(func() { writes++ })
+	funcs.Get = func(ctx context.Context, cl client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+		switch obj.(type) {
+		case *appsv1.Deployment, *corev1.Service:
+			return apierrors.NewNotFound(schema.GroupResource{}, key.Name) // the cache lags
+		}
+		return cl.Get(ctx, key, obj, opts...)
+	}
 	c := fake.NewClientBuilder().WithScheme(operator.Scheme()).WithObjects(app).WithStatusSubresource(app).
-		WithInterceptorFuncs(interceptor.Funcs{
-			Get: func(ctx context.Context, cl client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-				switch obj.(type) {
-				case *appsv1.Deployment, *corev1.Service:
-					return apierrors.NewNotFound(schema.GroupResource{}, key.Name) // the cache lags
-				}
-				return cl.Get(ctx, key, obj, opts...)
-			},
-			Apply: func(ctx context.Context, cl client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
-				count()
-				return cl.Apply(ctx, obj, opts...)
-			},
-			SubResourcePatch: func(ctx context.Context, cl client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-				count()
-				return cl.SubResource(sub).Patch(ctx, obj, patch, opts...)
-			},
-		}).Build()
+		WithInterceptorFuncs(funcs).Build()
 	recorder := events.NewFakeRecorder(10)
 	r := &controllers.AppReconciler{Client: c, Applier: &apply.Applier{Client: c}, Recorder: recorder}
 	req := ctrl.Request{NamespacedName: key(app)}

@@ -128,8 +128,13 @@ func (e *Environment) countingClient(cfg *rest.Config, opts client.Options) (cli
 	if err != nil {
 		return nil, err
 	}
-	count := func() { e.Writes.Add(1) }
-	return interceptor.NewClient(c, interceptor.Funcs{
+	return interceptor.NewClient(c, CountingWrites(func() { e.Writes.Add(1) })), nil
+}
+
+// CountingWrites are interceptor functions that call count before every write a client
+// makes: creates, updates, patches, applies, deletes, and status writes.
+func CountingWrites(count func()) interceptor.Funcs {
+	return interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			count()
 			return c.Create(ctx, obj, opts...)
@@ -158,7 +163,7 @@ func (e *Environment) countingClient(cfg *rest.Config, opts client.Options) (cli
 			count()
 			return c.SubResource(sub).Update(ctx, obj, opts...)
 		},
-	}), nil
+	}
 }
 
 // Stop stops the operator and the API server.
