@@ -56,8 +56,9 @@ type Cluster struct {
 	// ManagerArgs are added to the arguments of every manager RunOperator starts.
 	ManagerArgs []string
 
-	processes []*Process
-	stop      context.CancelFunc
+	processes     []*Process
+	stop          context.CancelFunc
+	subscriptions int
 }
 
 // Scheme knows the operator's types, CustomResourceDefinitions and OLM's types.
