@@ -189,8 +189,15 @@ type phase struct {
 	cpu           map[string]float64
 }
 
-// measure runs create, then waits until available reports true, and times both.
-func measure(ctx context.Context, c *framework.Cluster, what string, create func() error, available func(context.Context) (bool, error)) (phase, error) {
+// measure watches namespace ns for objects like obj, runs create, then waits until available
+// reports true of what the watch shows, and times both.
+func measure(ctx context.Context, c *framework.Cluster, ns string, obj client.Object, what string, create func() error, available func(context.Context, client.Reader) (bool, error)) (phase, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	watched, err := watchNamespace(ctx, c, ns, obj)
+	if err != nil {
+		return phase{}, err
+	}
 	cpu, err := cpuSeconds(components)
 	if err != nil {
 		return phase{}, err
@@ -200,7 +207,10 @@ func measure(ctx context.Context, c *framework.Cluster, what string, create func
 		return phase{}, err
 	}
 	p := phase{created: time.Since(start)}
-	if err := c.PollEvery(ctx, time.Second, 30*time.Minute, what, available); err != nil {
+	err = c.PollEvery(ctx, 250*time.Millisecond, 30*time.Minute, what, func(ctx context.Context) (bool, error) {
+		return available(ctx, watched)
+	})
+	if err != nil {
 		return phase{}, err
 	}
 	p.took = time.Since(start)
@@ -239,9 +249,9 @@ func baseline(ctx context.Context, c *framework.Cluster, o options) (p phase, p5
 			return nil
 		})
 	}
-	p, err = measure(ctx, c, "every baseline Deployment to be Available", create, func(ctx context.Context) (bool, error) {
+	p, err = measure(ctx, c, ns, &appsv1.Deployment{}, "every baseline Deployment to be Available", create, func(ctx context.Context, watched client.Reader) (bool, error) {
 		deployments := &appsv1.DeploymentList{}
-		if err := c.Client.List(ctx, deployments, client.InNamespace(ns)); err != nil {
+		if err := watched.List(ctx, deployments, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
 			return false, err
 		}
 		available := 0
@@ -276,9 +286,9 @@ func convergeApps(ctx context.Context, c *framework.Cluster, o options) (phase, 
 	create := func() error {
 		return parallel(o.apps, o.concurrency, func(i int) error { return c.Client.Create(ctx, benchApp(ns, i)) })
 	}
-	return measure(ctx, c, "every App to be Available", create, func(ctx context.Context) (bool, error) {
+	return measure(ctx, c, ns, &appv1.App{}, "every App to be Available", create, func(ctx context.Context, watched client.Reader) (bool, error) {
 		apps := &appv1.AppList{}
-		if err := c.Client.List(ctx, apps, client.InNamespace(ns)); err != nil {
+		if err := watched.List(ctx, apps, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
 			return false, err
 		}
 		available := 0
