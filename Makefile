@@ -132,11 +132,12 @@ test-chaos: tools build ## Crash the manager, restart kube-apiserver, kill the l
 ##@ Benchmarks
 
 APPS ?= 1000
+ROUNDS ?= 3
 .PHONY: bench
-bench: tools build ## Measure with APPS Apps (default 1000) on a local cluster against a same-run baseline; run the Go benchmarks.
+bench: tools build ## Measure with APPS Apps (default 1000) on a local cluster against a same-run baseline, ROUNDS times (default 3); run the Go benchmarks.
 	go test -run '^$$' -bench . -benchmem ./controllers/desired ./controllers/apply ./api/v1alpha1
 	@mkdir -p $(CURDIR)/.cache
-	go run ./hack/bench --apps $(APPS) --out $(CURDIR)/.cache/bench-$(APPS).json
+	go run ./hack/bench --apps $(APPS) --rounds $(ROUNDS) --out $(CURDIR)/.cache/bench-$(APPS).json
 
 ##@ Deployment (without OLM; needs cert-manager for the webhook certificates)
 

@@ -103,19 +103,15 @@ func baseline(ctx context.Context, c *framework.Cluster, o options) (p phase, p5
 	}
 	p50, p99 = quantile(pairs, 0.5), quantile(pairs, 0.99)
 	step("baseline: %d Deployments Available in %.2fs; deleting them", o.apps, p.took.Seconds())
-	if err := c.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		return p, 0, 0, err
-	}
-	err = c.PollEvery(ctx, time.Second, 30*time.Minute, "the baseline namespace to be gone", func(ctx context.Context) (bool, error) {
-		err := c.Client.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{})
-		return client.IgnoreNotFound(err) == nil && err != nil, nil
-	})
-	return p, p50, p99, err
+	return p, p50, p99, deleteNamespace(ctx, c, ns)
 }
+
+// appsNamespace holds the Apps the benchmark creates.
+const appsNamespace = "bench"
 
 // convergeApps creates the Apps and measures the time until every one is Available.
 func convergeApps(ctx context.Context, c *framework.Cluster, o options) (phase, error) {
-	ns := "bench"
+	ns := appsNamespace
 	if err := c.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		return phase{}, err
 	}

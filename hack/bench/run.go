@@ -14,10 +14,10 @@ import (
 )
 
 type options struct {
-	heapOnly          bool
-	apps, concurrency int
-	steady, resync    time.Duration
-	out, root, bin    string
+	heapOnly                  bool
+	apps, concurrency, rounds int
+	steady, resync            time.Duration
+	out, root, bin            string
 }
 
 func run(ctx context.Context, o options) (Result, error) {
@@ -79,13 +79,14 @@ func run(ctx context.Context, o options) (Result, error) {
 	}
 	r.HeapBaseBytes, r.HeapLiveBaseBytes = base.InuseBytes, base.AllocBytes
 
+	var first phase
 	if !o.heapOnly {
 		step("baseline: creating %d Deployments and Services directly, %d at a time", o.apps, o.concurrency)
-		base, p50, p99, err := baseline(ctx, c, o)
-		if err != nil {
+		var p50, p99 time.Duration
+		if first, p50, p99, err = baseline(ctx, c, o); err != nil {
 			return r, err
 		}
-		r.BaselineSeconds, r.BaselineCreate, r.BaselineCPU = base.took.Seconds(), base.created.Seconds(), base.cpu
+		r.BaselineSeconds, r.BaselineCreate, r.BaselineCPU = first.took.Seconds(), first.created.Seconds(), first.cpu
 		r.BaselineP50Millis, r.BaselineP99Millis = millis(p50), millis(p99)
 	}
 
@@ -108,9 +109,6 @@ func run(ctx context.Context, o options) (Result, error) {
 		return r, err
 	}
 	r.ConversionsPerApp = (convertedAfter - convertedBefore) / float64(o.apps)
-	if r.BaselineSeconds > 0 {
-		r.Ratio = r.ConvergeSeconds / r.BaselineSeconds
-	}
 	if err := waitIdle(ctx, s); err != nil {
 		return r, err
 	}
@@ -170,6 +168,14 @@ func run(ctx context.Context, o options) (Result, error) {
 	if r.SteadyReconciles < float64(o.apps) {
 		return r, fmt.Errorf("the steady window saw %v reconciles, fewer than the %d Apps: no resync happened", r.SteadyReconciles, o.apps)
 	}
+
+	more, err := moreRounds(ctx, c, o, o.rounds)
+	if err != nil {
+		return r, err
+	}
+	r.Rounds = append([]Round{newRound(first, converge, false)}, more...)
+	m := median(r.Rounds)
+	r.BaselineSeconds, r.ConvergeSeconds, r.Ratio, r.BaselineCPU, r.ConvergeCPU = m.BaselineSeconds, m.ConvergeSeconds, m.Ratio, m.BaselineCPU, m.ConvergeCPU
 	return r, nil
 }
 

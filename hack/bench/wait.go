@@ -75,7 +75,7 @@ func idleHeap(ctx context.Context, s *framework.Scraper, pprofAddr, profile stri
 func resourceVersions(ctx context.Context, c *framework.Cluster) (map[string]string, error) {
 	rvs := map[string]string{}
 	for _, list := range []client.ObjectList{&appv1.AppList{}, &appsv1.DeploymentList{}, &corev1.ServiceList{}} {
-		if err := c.Client.List(ctx, list, client.InNamespace("bench")); err != nil {
+		if err := c.Client.List(ctx, list, client.InNamespace(appsNamespace)); err != nil {
 			return nil, err
 		}
 		items, err := metaItems(list)
