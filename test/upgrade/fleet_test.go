@@ -54,9 +54,12 @@ func (e *env) createFleet(t *testing.T, n int) {
 	e.waitFleetAvailable(t)
 }
 
+// waitFleetAvailable waits until every App of the fleet is Available and its rollout is over:
+// it has as many pods as replicas, none of them terminating, so that a snapshot holds the
+// settled workload and not a pod that a finished rollout is still removing.
 func (e *env) waitFleetAvailable(t *testing.T) {
 	t.Helper()
-	require.NoError(t, e.Poll(context.Background(), 3*time.Minute, "every App of the fleet to be Available", func(ctx context.Context) (bool, error) {
+	require.NoError(t, e.Poll(context.Background(), 3*time.Minute, "every App of the fleet to be Available with its rollout over", func(ctx context.Context) (bool, error) {
 		apps := &appv1.AppList{}
 		if err := e.Client.List(ctx, apps, client.InNamespace(fleetNamespace)); err != nil {
 			return false, err
@@ -66,9 +69,23 @@ func (e *env) waitFleetAvailable(t *testing.T) {
 				a.Status.AvailableReplicas != *a.Spec.Replicas {
 				return false, fmt.Errorf("App %s: %+v", a.Name, a.Status)
 			}
+			pods, err := e.pods(ctx, &a)
+			if err != nil {
+				return false, err
+			}
+			if len(pods) != int(*a.Spec.Replicas) {
+				return false, fmt.Errorf("App %s: %d pods for %d replicas", a.Name, len(pods), *a.Spec.Replicas)
+			}
 		}
 		return len(apps.Items) > 0, nil
 	}))
+}
+
+// pods lists the pods of an App, terminating ones included.
+func (e *env) pods(ctx context.Context, a *appv1.App) ([]corev1.Pod, error) {
+	pods := &corev1.PodList{}
+	err := e.Client.List(ctx, pods, client.InNamespace(fleetNamespace), client.MatchingLabels(desired.SelectorLabels(a)))
+	return pods.Items, err
 }
 
 // createApp creates one more App in the fleet's namespace and waits until it is Available.
@@ -105,10 +122,10 @@ func (e *env) snapshot(t *testing.T) fleetState {
 		require.NoError(t, e.Client.Get(ctx, client.ObjectKeyFromObject(&a), d))
 		template, err := json.Marshal(d.Spec.Template)
 		require.NoError(t, err)
-		pods := &corev1.PodList{}
-		require.NoError(t, e.Client.List(ctx, pods, client.InNamespace(fleetNamespace), client.MatchingLabels(desired.SelectorLabels(&a))))
+		pods, err := e.pods(ctx, &a)
+		require.NoError(t, err)
 		var uids []string
-		for _, p := range pods.Items {
+		for _, p := range pods {
 			uids = append(uids, string(p.UID))
 		}
 		sort.Strings(uids)
