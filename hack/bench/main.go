@@ -23,13 +23,12 @@ import (
 
 // Result is what a run measured.
 type Result struct {
-	Apps              int            `json:"apps"`
-	Concurrency       int            `json:"concurrency"`
-	ConvergeSeconds   float64        `json:"converge_s"`
-	BaselineSeconds   float64        `json:"baseline_s"`
+	Apps        int `json:"apps"`
+	Concurrency int `json:"concurrency"`
+	// The round with the median ratio.
+	comparison
 	CreateSeconds     float64        `json:"create_apps_s"`
 	BaselineCreate    float64        `json:"create_baseline_s"`
-	Ratio             float64        `json:"ratio"`
 	WritesPerApp      float64        `json:"writes_per_app"`
 	ConvergenceWrites map[string]int `json:"convergence_writes_by_verb_and_resource"`
 	SteadyWrites      int            `json:"steady_writes"`
@@ -45,19 +44,13 @@ type Result struct {
 	HeapKiBPerApp     float64 `json:"heap_kib_per_app"`
 	P50Millis         float64 `json:"reconcile_p50_ms"`
 	P99Millis         float64 `json:"reconcile_p99_ms"`
-	// CPU seconds each component of the cluster used from the first creation until every
-	// object was Available, for the baseline and for the operator.
-	BaselineCPU map[string]float64 `json:"baseline_cpu_s"`
-	ConvergeCPU map[string]float64 `json:"converge_cpu_s"`
 	// Objects the API server sent to the App CRD's conversion webhook during convergence.
 	ConversionsPerApp float64 `json:"conversion_webhook_objects_per_app"`
 	// The baseline's time to create one Deployment and Service pair: what a reconcile that
 	// creates an App's children cannot beat on the same API server.
 	BaselineP50Millis float64 `json:"baseline_pair_create_p50_ms"`
 	BaselineP99Millis float64 `json:"baseline_pair_create_p99_ms"`
-	// Every comparison of the two phases. The first is the run's full measurement; ratio,
-	// converge_s, baseline_s and the CPU seconds above are those of the round with the median
-	// ratio.
+	// Every comparison of the two phases. The first is the run's full measurement.
 	Rounds []Round `json:"rounds,omitempty"`
 }
 

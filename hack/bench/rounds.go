@@ -12,27 +12,33 @@ import (
 	"github.com/mycompany/app-operator/test/framework"
 )
 
+// comparison is what one comparison of the two phases measured.
+type comparison struct {
+	BaselineSeconds float64 `json:"baseline_s"`
+	ConvergeSeconds float64 `json:"converge_s"`
+	Ratio           float64 `json:"ratio"`
+	// CPU seconds each component of the cluster used from the first creation until every
+	// object was Available, for the baseline and for the operator.
+	BaselineCPU map[string]float64 `json:"baseline_cpu_s"`
+	ConvergeCPU map[string]float64 `json:"converge_cpu_s"`
+}
+
 // Round is one comparison of the two phases. The machine's speed drifts from minute to
 // minute, so one comparison can be off by a third either way; the benchmark repeats it,
 // alternating which phase goes first, and reports the round with the median ratio.
 type Round struct {
-	OperatorFirst   bool               `json:"operator_first"`
-	BaselineSeconds float64            `json:"baseline_s"`
-	ConvergeSeconds float64            `json:"converge_s"`
-	Ratio           float64            `json:"ratio"`
-	BaselineCPU     map[string]float64 `json:"baseline_cpu_s"`
-	ConvergeCPU     map[string]float64 `json:"converge_cpu_s"`
+	OperatorFirst bool `json:"operator_first"`
+	comparison
 }
 
 func newRound(base, converge phase, operatorFirst bool) Round {
-	return Round{
-		OperatorFirst:   operatorFirst,
+	return Round{OperatorFirst: operatorFirst, comparison: comparison{
 		BaselineSeconds: base.took.Seconds(),
 		ConvergeSeconds: converge.took.Seconds(),
 		Ratio:           converge.took.Seconds() / base.took.Seconds(),
 		BaselineCPU:     base.cpu,
 		ConvergeCPU:     converge.cpu,
-	}
+	}}
 }
 
 // moreRounds runs rounds 2..n after the first, full, measurement, each phase on a cluster

@@ -10,7 +10,7 @@ func TestMedianRound(t *testing.T) {
 	rounds := func(ratios ...float64) []Round {
 		var rs []Round
 		for _, r := range ratios {
-			rs = append(rs, Round{Ratio: r, ConvergeSeconds: 10 * r, BaselineSeconds: 10})
+			rs = append(rs, Round{comparison: comparison{Ratio: r, ConvergeSeconds: 10 * r, BaselineSeconds: 10}})
 		}
 		return rs
 	}

@@ -86,7 +86,7 @@ func run(ctx context.Context, o options) (Result, error) {
 		if first, p50, p99, err = baseline(ctx, c, o); err != nil {
 			return r, err
 		}
-		r.BaselineSeconds, r.BaselineCreate, r.BaselineCPU = first.took.Seconds(), first.created.Seconds(), first.cpu
+		r.BaselineCreate = first.created.Seconds()
 		r.BaselineP50Millis, r.BaselineP99Millis = millis(p50), millis(p99)
 	}
 
@@ -174,8 +174,7 @@ func run(ctx context.Context, o options) (Result, error) {
 		return r, err
 	}
 	r.Rounds = append([]Round{newRound(first, converge, false)}, more...)
-	m := median(r.Rounds)
-	r.BaselineSeconds, r.ConvergeSeconds, r.Ratio, r.BaselineCPU, r.ConvergeCPU = m.BaselineSeconds, m.ConvergeSeconds, m.Ratio, m.BaselineCPU, m.ConvergeCPU
+	r.comparison = median(r.Rounds).comparison
 	return r, nil
 }
 
