@@ -69,6 +69,9 @@ func main() {
 	flag.StringVar(&o.out, "out", "bench.json", "Where to write the figures as JSON.")
 	flag.BoolVar(&o.heapOnly, "heap-only", false, "Measure only convergence and the heap, without the baseline and the steady window (for large APPS).")
 	flag.Parse()
+	if err := o.validate(); err != nil {
+		fail(err)
+	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
 
 	root, err := os.Getwd()

@@ -20,6 +20,19 @@ type options struct {
 	out, root, bin            string
 }
 
+// validate refuses counts the benchmark cannot run with, naming the flag.
+func (o options) validate() error {
+	for _, f := range []struct {
+		name  string
+		value int
+	}{{"--apps", o.apps}, {"--concurrency", o.concurrency}, {"--rounds", o.rounds}} {
+		if f.value < 1 {
+			return fmt.Errorf("%s must be at least 1, got %d", f.name, f.value)
+		}
+	}
+	return nil
+}
+
 func run(ctx context.Context, o options) (Result, error) {
 	r := Result{Apps: o.apps, Concurrency: o.concurrency}
 	dir := filepath.Join(o.root, ".cache", "bench")
