@@ -11,7 +11,6 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/mycompany/app-operator/test/framework"
 )
@@ -68,11 +67,7 @@ func cpuSince(commands []string, before map[string]float64) (map[string]float64,
 // conversions reads from the API server's metrics how many objects of the App CRD it has sent
 // to the conversion webhook so far.
 func conversions(ctx context.Context, c *framework.Cluster) (float64, error) {
-	cs, err := kubernetes.NewForConfig(c.Config)
-	if err != nil {
-		return 0, err
-	}
-	raw, err := cs.RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	raw, err := apiServerGet(ctx, c, "/metrics")
 	if err != nil {
 		return 0, fmt.Errorf("reading the API server's metrics: %w", err)
 	}

@@ -101,13 +101,15 @@ func main() {
 			i+1, round.BaselineSeconds, round.ConvergeSeconds, round.Ratio, total(round.BaselineCPU), total(round.ConvergeCPU))
 	}
 	step("median round, CPU seconds until Available, baseline -> operator: %s; conversion webhook objects per App: %.2f",
-		cpuComparison(r.BaselineCPU, r.ConvergeCPU), r.ConversionsPerApp)
+		cpuComparison(components, r.BaselineCPU, r.ConvergeCPU), r.ConversionsPerApp)
+	step("median round, the API server's CPU seconds by activity, baseline -> operator: %s; profiles: %s-{baseline,operator}.pb.gz",
+		cpuComparison(activityNames(), r.BaselineAPIServerCPU, r.ConvergeAPIServerCPU), profilePrefix(o))
 	fmt.Println(r.line())
 }
 
-func cpuComparison(baseline, operator map[string]float64) string {
-	parts := make([]string, 0, len(components))
-	for _, c := range components {
+func cpuComparison(names []string, baseline, operator map[string]float64) string {
+	parts := make([]string, 0, len(names))
+	for _, c := range names {
 		parts = append(parts, fmt.Sprintf("%s %.1f -> %.1f", c, baseline[c], operator[c]))
 	}
 	return strings.Join(parts, ", ")

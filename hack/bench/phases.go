@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/pprof/profile"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -19,10 +20,13 @@ import (
 )
 
 // phase is what one side of the comparison took: the time until every object was created,
-// the time until every one was Available, and the CPU seconds each component used meanwhile.
+// the time until every one was Available, the CPU seconds each component used meanwhile, and
+// where the API server's CPU went.
 type phase struct {
 	created, took time.Duration
 	cpu           map[string]float64
+	apiServer     *profile.Profile
+	apiServerCPU  map[string]float64 // by activity
 }
 
 // measure watches namespace ns for objects like obj, runs create, then waits until available
@@ -38,6 +42,7 @@ func measure(ctx context.Context, c *framework.Cluster, ns string, obj client.Ob
 	if err != nil {
 		return phase{}, err
 	}
+	stopProfile := profileAPIServer(ctx, c)
 	start := time.Now()
 	if err := create(); err != nil {
 		return phase{}, err
@@ -50,7 +55,13 @@ func measure(ctx context.Context, c *framework.Cluster, ns string, obj client.Ob
 		return phase{}, err
 	}
 	p.took = time.Since(start)
-	p.cpu, err = cpuSince(components, cpu)
+	if p.cpu, err = cpuSince(components, cpu); err != nil {
+		return phase{}, err
+	}
+	if p.apiServer, err = stopProfile(); err != nil {
+		return phase{}, err
+	}
+	p.apiServerCPU, err = byActivity(p.apiServer)
 	return p, err
 }
 

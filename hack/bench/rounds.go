@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/google/pprof/profile"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,6 +22,9 @@ type comparison struct {
 	// object was Available, for the baseline and for the operator.
 	BaselineCPU map[string]float64 `json:"baseline_cpu_s"`
 	ConvergeCPU map[string]float64 `json:"converge_cpu_s"`
+	// The API server's share of those, by activity (see activities).
+	BaselineAPIServerCPU map[string]float64 `json:"baseline_apiserver_cpu_s_by_activity"`
+	ConvergeAPIServerCPU map[string]float64 `json:"converge_apiserver_cpu_s_by_activity"`
 }
 
 // Round is one comparison of the two phases. The machine's speed drifts from minute to
@@ -29,15 +33,20 @@ type comparison struct {
 type Round struct {
 	OperatorFirst bool `json:"operator_first"`
 	comparison
+	// Where the API server's CPU went in each phase.
+	baselineProfile, convergeProfile *profile.Profile
 }
 
 func newRound(base, converge phase, operatorFirst bool) Round {
-	return Round{OperatorFirst: operatorFirst, comparison: comparison{
+	return Round{OperatorFirst: operatorFirst, baselineProfile: base.apiServer, convergeProfile: converge.apiServer, comparison: comparison{
 		BaselineSeconds: base.took.Seconds(),
 		ConvergeSeconds: converge.took.Seconds(),
 		Ratio:           converge.took.Seconds() / base.took.Seconds(),
 		BaselineCPU:     base.cpu,
 		ConvergeCPU:     converge.cpu,
+
+		BaselineAPIServerCPU: base.apiServerCPU,
+		ConvergeAPIServerCPU: converge.apiServerCPU,
 	}}
 }
 
@@ -75,6 +84,15 @@ func moreRounds(ctx context.Context, c *framework.Cluster, o options, n int) ([]
 		rounds = append(rounds, newRound(base, converge, operatorFirst))
 	}
 	return rounds, nil
+}
+
+// writeProfiles writes the API server's CPU profiles of the round's two phases, as
+// prefix-baseline.pb.gz and prefix-operator.pb.gz.
+func (r Round) writeProfiles(prefix string) error {
+	if err := writeProfile(r.baselineProfile, prefix+"-baseline.pb.gz"); err != nil {
+		return err
+	}
+	return writeProfile(r.convergeProfile, prefix+"-operator.pb.gz")
 }
 
 // median returns the round with the median ratio: the lower of the middle two for an even

@@ -187,8 +187,15 @@ func run(ctx context.Context, o options) (Result, error) {
 		return r, err
 	}
 	r.Rounds = append([]Round{newRound(first, converge, false)}, more...)
-	r.comparison = median(r.Rounds).comparison
-	return r, nil
+	m := median(r.Rounds)
+	r.comparison = m.comparison
+	return r, m.writeProfiles(profilePrefix(o))
+}
+
+// profilePrefix is where the API server's CPU profiles of the median round go, with -baseline.pb.gz
+// and -operator.pb.gz after it.
+func profilePrefix(o options) string {
+	return filepath.Join(filepath.Dir(o.out), fmt.Sprintf("bench-apiserver-%d", o.apps))
 }
 
 // parallel runs do(0..n-1) with at most k in flight and returns the first error.
