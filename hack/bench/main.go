@@ -1,7 +1,7 @@
 // Command bench measures App Operator on a local control plane with the real OLM (make bench):
 // how fast N Apps converge against a baseline that creates the same Deployments and Services
 // directly, how many API writes the operator makes per App and in a steady state that
-// includes a resync of every App, its heap per App, and its reconcile latency. It prints one
+// begins with a restart of the manager and includes a resync of every App, its heap per App, and its reconcile latency. It prints one
 // BENCH line and writes the figures as JSON.
 package main
 
@@ -64,8 +64,8 @@ func main() {
 	flag.IntVar(&o.apps, "apps", 1000, "Number of Apps.")
 	flag.IntVar(&o.concurrency, "concurrency", 16, "Creations in flight at once, for the operator and the baseline alike.")
 	flag.IntVar(&o.rounds, "rounds", 3, "Comparisons of the operator with the baseline, alternating which goes first; the median ratio is reported.")
-	flag.DurationVar(&o.steady, "steady", 2*time.Minute, "Length of the steady-state window.")
-	flag.DurationVar(&o.resync, "resync", time.Minute, "The manager's sync period, so that the steady window includes a resync of every App.")
+	flag.DurationVar(&o.steady, "steady", 2*time.Minute, "Length of the steady-state window, which begins with a restart of the manager.")
+	flag.DurationVar(&o.resync, "resync", time.Minute, "The restarted manager's sync period in the steady window, so that the window includes a resync of every App; the convergence phases run the manager's default.")
 	flag.StringVar(&o.out, "out", "bench.json", "Where to write the figures as JSON.")
 	flag.BoolVar(&o.heapOnly, "heap-only", false, "Measure only convergence and the heap, without the baseline and the steady window (for large APPS).")
 	flag.Parse()

@@ -59,7 +59,8 @@ func run(ctx context.Context, o options) (Result, error) {
 	if err != nil {
 		return r, err
 	}
-	c.ManagerArgs = []string{"--pprof-bind-address=" + pprof, "--sync-period=" + o.resync.String()}
+	// The manager's default sync period, as users run it; the steady window forces a resync.
+	c.ManagerArgs = []string{"--pprof-bind-address=" + pprof}
 	manager := filepath.Join(o.bin, "manager")
 	kubelet := c.RunKubelet(func(context.Context, string) (string, error) { return manager, nil })
 	defer kubelet.Stop()
@@ -151,35 +152,9 @@ func run(ctx context.Context, o options) (Result, error) {
 		return r, nil
 	}
 
-	step("steady state: watching writes for %v, which includes a resync of every App", o.steady)
-	before, err := resourceVersions(ctx, c)
-	if err != nil {
+	step("steady state: restarting the manager with --sync-period=%v, then watching writes for %v: its start and its resyncs reconcile every App", o.resync, o.steady)
+	if err := steadyWindow(ctx, c, kubelet, o, c.ManagerArgs, token, offset, &r); err != nil {
 		return r, err
-	}
-	reconciles := framework.Counter(f, "operator_reconcile_count", "controller", "app")
-	if _, offset, err = writes(c.AuditLog(), offset, op.ServiceAccount); err != nil {
-		return r, err
-	}
-	time.Sleep(o.steady)
-	if r.SteadyAllWrites, _, err = writes(c.AuditLog(), offset, op.ServiceAccount); err != nil {
-		return r, err
-	}
-	r.SteadyWrites = managedWrites(r.SteadyAllWrites)
-	after, err := resourceVersions(ctx, c)
-	if err != nil {
-		return r, err
-	}
-	for k, v := range before {
-		if after[k] != v {
-			r.SteadyChangedRVs++
-		}
-	}
-	if f, err = s.Families(ctx); err != nil {
-		return r, err
-	}
-	r.SteadyReconciles = framework.Counter(f, "operator_reconcile_count", "controller", "app") - reconciles
-	if r.SteadyReconciles < float64(o.apps) {
-		return r, fmt.Errorf("the steady window saw %v reconciles, fewer than the %d Apps: no resync happened", r.SteadyReconciles, o.apps)
 	}
 
 	more, err := moreRounds(ctx, c, o, o.rounds)

@@ -114,6 +114,20 @@ func (k *Kubelet) WaitFor(ctx context.Context, csv string, timeout time.Duration
 	return op, err
 }
 
+// Restart stops the running manager and starts it again with managerArgs in place of the
+// cluster's ManagerArgs, as a rollout of new arguments would, and waits until it is ready.
+func (k *Kubelet) Restart(ctx context.Context, managerArgs []string, timeout time.Duration) (*Operator, error) {
+	k.mu.Lock()
+	csv := k.csv
+	k.cluster.ManagerArgs = managerArgs
+	if k.operator != nil {
+		_ = k.operator.Stop(10 * time.Second)
+	}
+	k.mu.Unlock()
+	// The next sync finds the manager exited and starts it again.
+	return k.WaitFor(ctx, csv, timeout)
+}
+
 // Operator is the manager running now, if any.
 func (k *Kubelet) Operator() *Operator {
 	k.mu.Lock()
