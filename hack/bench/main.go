@@ -34,6 +34,7 @@ type Result struct {
 	SteadyWrites      int            `json:"steady_writes"`
 	SteadyAllWrites   map[string]int `json:"steady_writes_by_verb_and_resource"`
 	SteadyReconciles  float64        `json:"steady_reconciles"`
+	SteadySeconds     float64        `json:"steady_window_s"`
 	SteadyChangedRVs  int            `json:"steady_changed_resource_versions"`
 	HeapBytes         float64        `json:"heap_inuse_bytes"`
 	HeapBaseBytes     float64        `json:"heap_inuse_bytes_without_apps"`
@@ -64,7 +65,7 @@ func main() {
 	flag.IntVar(&o.apps, "apps", 1000, "Number of Apps.")
 	flag.IntVar(&o.concurrency, "concurrency", 16, "Creations in flight at once, for the operator and the baseline alike.")
 	flag.IntVar(&o.rounds, "rounds", 3, "Comparisons of the operator with the baseline, alternating which goes first; the median ratio is reported.")
-	flag.DurationVar(&o.steady, "steady", 2*time.Minute, "Length of the steady-state window, which begins with a restart of the manager.")
+	flag.DurationVar(&o.steady, "steady", 2*time.Minute, "Shortest length of the steady-state window, which begins with a restart of the manager and lasts until its first resync.")
 	flag.DurationVar(&o.resync, "resync", time.Minute, "The restarted manager's sync period in the steady window, so that the window includes a resync of every App; the convergence phases run the manager's default.")
 	flag.StringVar(&o.out, "out", "bench.json", "Where to write the figures as JSON.")
 	flag.BoolVar(&o.heapOnly, "heap-only", false, "Measure only convergence and the heap, without the baseline and the steady window (for large APPS).")
