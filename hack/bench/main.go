@@ -1,8 +1,8 @@
 // Command bench measures App Operator on a local control plane with the real OLM (make bench):
 // how fast N Apps converge against a baseline that creates the same Deployments and Services
-// directly, how many API writes the operator makes per App and in a steady state that
-// begins with a restart of the manager and includes a resync of every App, its heap per App, and its reconcile latency. It prints one
-// BENCH line and writes the figures as JSON.
+// directly, how many API writes the operator makes per App and in a steady state that begins
+// with a restart of the manager and includes a resync of every App, its heap per App, and its
+// reconcile latency. It prints one BENCH line and writes the figures as JSON.
 package main
 
 import (

@@ -20,7 +20,7 @@ type options struct {
 	out, root, bin            string
 }
 
-// validate refuses counts the benchmark cannot run with, naming the flag.
+// validate refuses counts and durations the benchmark cannot run with, naming the flag.
 func (o options) validate() error {
 	for _, f := range []struct {
 		name  string
@@ -29,6 +29,14 @@ func (o options) validate() error {
 		if f.value < 1 {
 			return fmt.Errorf("%s must be at least 1, got %d", f.name, f.value)
 		}
+	}
+	// A sync period of zero turns the manager's resyncs off: the steady window would wait for
+	// one in vain.
+	if o.resync <= 0 {
+		return fmt.Errorf("--resync must be positive, got %v", o.resync)
+	}
+	if o.steady < 0 {
+		return fmt.Errorf("--steady must not be negative, got %v", o.steady)
 	}
 	return nil
 }
@@ -152,7 +160,7 @@ func run(ctx context.Context, o options) (Result, error) {
 		return r, nil
 	}
 
-	step("steady state: restarting the manager with --sync-period=%v, then watching writes for %v: its start and its resyncs reconcile every App", o.resync, o.steady)
+	step("steady state: restarting the manager with --sync-period=%v, then watching writes for at least %v, until its first resync: its start and the resync each reconcile every App", o.resync, o.steady)
 	if err := steadyWindow(ctx, c, kubelet, o, c.ManagerArgs, token, offset, &r); err != nil {
 		return r, err
 	}

@@ -2,21 +2,27 @@ package main
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 )
 
-func TestOptionsRefuseCountsBelowOneNamingTheFlag(t *testing.T) {
-	good := options{apps: 1000, concurrency: 16, rounds: 3}
+func TestOptionsRefuseWhatTheBenchmarkCannotRunWithNamingTheFlag(t *testing.T) {
+	good := options{apps: 1000, concurrency: 16, rounds: 3, steady: 2 * time.Minute, resync: time.Minute}
 	assert.NoError(t, good.validate())
-	for flag, o := range map[string]options{
-		"--apps":        {apps: 0, concurrency: 16, rounds: 3},
-		"--concurrency": {apps: 1000, concurrency: -1, rounds: 3},
-		"--rounds":      {apps: 1000, concurrency: 16, rounds: 0},
-	} {
-		err := o.validate()
-		if assert.Error(t, err, flag) {
-			assert.Contains(t, err.Error(), flag+" must be at least 1")
-		}
+	with := func(change func(*options)) options {
+		o := good
+		change(&o)
+		return o
 	}
+	for want, o := range map[string]options{
+		"--apps must be at least 1, got 0":         with(func(o *options) { o.apps = 0 }),
+		"--concurrency must be at least 1, got -1": with(func(o *options) { o.concurrency = -1 }),
+		"--rounds must be at least 1, got 0":       with(func(o *options) { o.rounds = 0 }),
+		"--resync must be positive, got 0s":        with(func(o *options) { o.resync = 0 }),
+		"--steady must not be negative, got -1s":   with(func(o *options) { o.steady = -time.Second }),
+	} {
+		assert.EqualError(t, o.validate(), want)
+	}
+	assert.NoError(t, with(func(o *options) { o.steady = 0 }).validate(), "a window of zero lasts until the resync")
 }
