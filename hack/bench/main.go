@@ -25,6 +25,8 @@ import (
 type Result struct {
 	Apps        int `json:"apps"`
 	Concurrency int `json:"concurrency"`
+	// ManagerArgs are the arguments added to the manager's by --manager-arg.
+	ManagerArgs []string `json:"manager_args,omitempty"`
 	// The round with the median ratio.
 	comparison
 	CreateSeconds     float64        `json:"create_apps_s"`
@@ -68,6 +70,10 @@ func main() {
 	flag.DurationVar(&o.steady, "steady", 2*time.Minute, "Shortest length of the steady-state window, which begins with a restart of the manager and lasts until its first resync.")
 	flag.DurationVar(&o.resync, "resync", time.Minute, "The restarted manager's sync period in the steady window, so that the window includes a resync of every App; the convergence phases run the manager's default.")
 	flag.StringVar(&o.out, "out", "bench.json", "Where to write the figures as JSON.")
+	flag.Func("manager-arg", "An argument added to the manager's, such as --max-concurrent-reconciles=4 (repeatable), to measure another configuration than the bundle's.", func(v string) error {
+		o.managerArgs = append(o.managerArgs, v)
+		return nil
+	})
 	flag.BoolVar(&o.heapOnly, "heap-only", false, "Measure only convergence and the heap, without the baseline and the steady window (for large APPS).")
 	flag.Parse()
 	if err := o.validate(); err != nil {

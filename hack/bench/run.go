@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,6 +19,7 @@ type options struct {
 	apps, concurrency, rounds int
 	steady, resync            time.Duration
 	out, root, bin            string
+	managerArgs               []string
 }
 
 // validate refuses counts and durations the benchmark cannot run with, naming the flag.
@@ -38,11 +40,22 @@ func (o options) validate() error {
 	if o.steady < 0 {
 		return fmt.Errorf("--steady must not be negative, got %v", o.steady)
 	}
+	for _, arg := range o.managerArgs {
+		switch {
+		case !strings.HasPrefix(arg, "--"):
+			return fmt.Errorf("--manager-arg must be a flag of the manager, such as --max-concurrent-reconciles=4, got %q", arg)
+		case strings.HasPrefix(arg, pprofFlag):
+			return fmt.Errorf("--manager-arg must not set %s: the benchmark sets it to read the manager's heap", pprofFlag)
+		}
+	}
 	return nil
 }
 
+// pprofFlag is the manager's flag for the address of its profiles.
+const pprofFlag = "--pprof-bind-address"
+
 func run(ctx context.Context, o options) (Result, error) {
-	r := Result{Apps: o.apps, Concurrency: o.concurrency}
+	r := Result{Apps: o.apps, Concurrency: o.concurrency, ManagerArgs: o.managerArgs}
 	dir := filepath.Join(o.root, ".cache", "bench")
 	framework.Reap(filepath.Dir(dir), o.bin)
 	_ = os.RemoveAll(dir)
@@ -68,7 +81,7 @@ func run(ctx context.Context, o options) (Result, error) {
 		return r, err
 	}
 	// The manager's default sync period, as users run it; the steady window forces a resync.
-	c.ManagerArgs = []string{"--pprof-bind-address=" + pprof}
+	c.ManagerArgs = append([]string{pprofFlag + "=" + pprof}, o.managerArgs...)
 	manager := filepath.Join(o.bin, "manager")
 	kubelet := c.RunKubelet(func(context.Context, string) (string, error) { return manager, nil })
 	defer kubelet.Stop()

@@ -21,8 +21,15 @@ func TestOptionsRefuseWhatTheBenchmarkCannotRunWithNamingTheFlag(t *testing.T) {
 		"--rounds must be at least 1, got 0":       with(func(o *options) { o.rounds = 0 }),
 		"--resync must be positive, got 0s":        with(func(o *options) { o.resync = 0 }),
 		"--steady must not be negative, got -1s":   with(func(o *options) { o.steady = -time.Second }),
+		`--manager-arg must be a flag of the manager, such as --max-concurrent-reconciles=4, got "max-concurrent-reconciles=4"`: with(func(o *options) {
+			o.managerArgs = []string{"--zap-log-level=info", "max-concurrent-reconciles=4"}
+		}),
+		"--manager-arg must not set --pprof-bind-address: the benchmark sets it to read the manager's heap": with(func(o *options) {
+			o.managerArgs = []string{"--pprof-bind-address=:6060"}
+		}),
 	} {
 		assert.EqualError(t, o.validate(), want)
 	}
 	assert.NoError(t, with(func(o *options) { o.steady = 0 }).validate(), "a window of zero lasts until the resync")
+	assert.NoError(t, with(func(o *options) { o.managerArgs = []string{"--max-concurrent-reconciles=4"} }).validate())
 }
