@@ -149,9 +149,10 @@ func (c *Cluster) ServeCatalog(ctx context.Context, dir string) error {
 }
 
 // WaitForConversionWebhook waits until OLM has pointed the App CRD's conversion webhook at
-// the Service it made for the operator, with its CA, and the CRD has stayed so for three
-// seconds: while an InstallPlan still applies the bundle's CRD, OLM injects its settings
-// again only after the CRD was replaced.
+// the Service it made for the operator, with its CA, no InstallPlan is still installing, and
+// the CRD has stayed so for three seconds. An InstallPlan that is installing applies the
+// bundle's CRD, without the webhook's CA, again at each of its syncs whose status write
+// conflicted; OLM injects the CA again only after it was removed.
 func (c *Cluster) WaitForConversionWebhook(ctx context.Context) error {
 	var rv string
 	var since time.Time
@@ -163,12 +164,30 @@ func (c *Cluster) WaitForConversionWebhook(ctx context.Context) error {
 		conv := crd.Spec.Conversion
 		injected := conv != nil && conv.Webhook != nil && conv.Webhook.ClientConfig != nil && len(conv.Webhook.ClientConfig.CABundle) > 0 &&
 			conv.Webhook.ClientConfig.Service != nil && conv.Webhook.ClientConfig.Service.Namespace == OperatorsNamespace
-		if !injected || crd.ResourceVersion != rv {
+		installing, err := c.installing(ctx)
+		if err != nil {
+			return false, err
+		}
+		if !injected || installing || crd.ResourceVersion != rv {
 			rv, since = crd.ResourceVersion, time.Now()
 			return false, nil
 		}
 		return time.Since(since) >= 3*time.Second, nil
 	})
+}
+
+// installing reports whether an InstallPlan in the operators' namespace is installing.
+func (c *Cluster) installing(ctx context.Context) (bool, error) {
+	plans := &operatorsv1alpha1.InstallPlanList{}
+	if err := c.Client.List(ctx, plans, client.InNamespace(OperatorsNamespace)); err != nil {
+		return false, err
+	}
+	for _, p := range plans.Items {
+		if p.Status.Phase == operatorsv1alpha1.InstallPlanPhaseInstalling {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 func decodeFile(path string, into any) error {
