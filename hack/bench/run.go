@@ -169,6 +169,13 @@ func run(ctx context.Context, o options) (Result, error) {
 	r.HeapBytes, r.HeapLiveBytes = heap.InuseBytes, heap.AllocBytes
 	r.HeapKiBPerApp = r.HeapBytes / 1024 / float64(o.apps)
 	r.HeapKiBMarginal = (r.HeapBytes - r.HeapBaseBytes) / 1024 / float64(o.apps)
+	step("heap after a restart: restarting the manager, which reconciles every App from a new cache")
+	restarted, err := restartedHeap(ctx, c, kubelet, c.ManagerArgs, o.apps, token, pprof, strings.TrimSuffix(profile, ".pb.gz")+"-restarted.pb.gz")
+	if err != nil {
+		return r, err
+	}
+	r.HeapRestartedBytes, r.HeapLiveRestartedBytes = restarted.InuseBytes, restarted.AllocBytes
+	r.HeapKiBPerAppRestarted = r.HeapRestartedBytes / 1024 / float64(o.apps)
 	if o.heapOnly {
 		return r, nil
 	}

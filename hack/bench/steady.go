@@ -64,3 +64,27 @@ func steadyWindow(ctx context.Context, c *framework.Cluster, kubelet *framework.
 	_, err = kubelet.Restart(ctx, managerArgs, managerStart)
 	return err
 }
+
+// restartedHeap restarts the manager with managerArgs, as a rollout, an upgrade or a failover
+// would, waits until it has reconciled every App from its new cache, and measures its heap
+// once the controller is idle. The new manager caches the same objects as the one that
+// watched them converge, but read in one list each: without the garbage the convergence left
+// in the spans between them, and without the Events it emitted.
+func restartedHeap(ctx context.Context, c *framework.Cluster, kubelet *framework.Kubelet, managerArgs []string, apps int, token, pprofAddr, profile string) (framework.Heap, error) {
+	op, err := kubelet.Restart(ctx, managerArgs, managerStart)
+	if err != nil {
+		return framework.Heap{}, err
+	}
+	s := framework.NewScraper(op.MetricsURL, token)
+	err = c.PollEvery(ctx, time.Second, 10*time.Minute, "the restarted manager's reconcile of every App", func(ctx context.Context) (bool, error) {
+		f, err := s.Families(ctx)
+		if err != nil {
+			return false, err
+		}
+		return framework.Counter(f, "operator_reconcile_count", "controller", "app") >= float64(apps), nil
+	})
+	if err != nil {
+		return framework.Heap{}, err
+	}
+	return idleHeap(ctx, s, pprofAddr, profile)
+}
