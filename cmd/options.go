@@ -1,0 +1,109 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"time"
+
+	"k8s.io/client-go/tools/leaderelection"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+)
+
+// options are the manager's flags.
+type options struct {
+	metricsAddr             string
+	secureMetrics           bool
+	metricsCertPath         string
+	probeAddr               string
+	webhookPort             int
+	webhookCertPath         string
+	enableHTTP2             bool
+	leaderElect             bool
+	leaderElectionNamespace string
+	leaseDuration           time.Duration
+	renewDeadline           time.Duration
+	retryPeriod             time.Duration
+	maxConcurrentReconciles int
+	migrationInterval       time.Duration
+	statusBatchWindow       time.Duration
+	syncPeriod              time.Duration
+	pprofAddr               string
+	qps                     float64
+	burst                   int
+	zap                     zap.Options
+}
+
+// bindFlags defines the manager's flags on fs, with their defaults, and returns the options
+// they set once fs is parsed.
+func bindFlags(fs *flag.FlagSet) *options {
+	o := &options{}
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8443", "Address the metrics endpoint binds to; 0 disables it.")
+	fs.BoolVar(&o.secureMetrics, "metrics-secure", true, "Serve metrics over HTTPS, to authenticated and authorized clients only.")
+	fs.StringVar(&o.metricsCertPath, "metrics-cert-path", "", "Directory holding tls.crt and tls.key for the metrics endpoint; empty means a self-signed certificate.")
+	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address the health and readiness probes bind to.")
+	fs.IntVar(&o.webhookPort, "webhook-port", webhook.DefaultPort, "Port the webhook server listens on.")
+	fs.StringVar(&o.webhookCertPath, "webhook-cert-path", "/tmp/k8s-webhook-server/serving-certs", "Directory holding the webhook server's tls.crt and tls.key.")
+	fs.BoolVar(&o.enableHTTP2, "enable-http2", false, "Serve webhooks and metrics over HTTP/2 as well; off because of the HTTP/2 Rapid Reset and Stream Cancellation vulnerabilities.")
+	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader, so that only one manager reconciles at a time.")
+	fs.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader election lease; empty means the manager's own namespace.")
+	fs.DurationVar(&o.leaseDuration, "leader-election-lease-duration", 15*time.Second, "How long a leader's lease lasts: the longest a standby waits when the leader dies.")
+	fs.DurationVar(&o.renewDeadline, "leader-election-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew its lease before it gives up leading.")
+	fs.DurationVar(&o.retryPeriod, "leader-election-retry-period", 2*time.Second, "How often leader election clients try to acquire or renew the lease.")
+	fs.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", 16, "Number of Apps reconciled at the same time.")
+	fs.DurationVar(&o.migrationInterval, "storage-migration-interval", 10*time.Minute, "How often to check whether Apps stored in an older version must be rewritten.")
+	fs.DurationVar(&o.statusBatchWindow, "status-batch-window", time.Minute, "Shortest time between two status writes of an App that report progress rather than a condition's change; changes meanwhile are written together.")
+	fs.DurationVar(&o.syncPeriod, "sync-period", 10*time.Hour, "How often every App is reconciled again even when nothing changed.")
+	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "", "Address of the pprof endpoint; empty disables it.")
+	fs.Float64Var(&o.qps, "kube-api-qps", 200, "Requests per second to the API server the manager may make, sustained.")
+	fs.IntVar(&o.burst, "kube-api-burst", 400, "Requests to the API server the manager may make in a burst.")
+	o.zap.BindFlags(fs)
+	return o
+}
+
+// validate refuses every flag value the manager cannot run as asked, naming each flag at fault,
+// so that a bad value stops the manager at its start rather than misleading it: a zero storage
+// migration interval would read the CRD in a loop, a zero sync period turns resyncs off, zero
+// workers or requests per second are replaced by defaults, and leader election refuses its
+// durations only once the manager starts.
+func (o *options) validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if o.maxConcurrentReconciles < 1 {
+		bad("--max-concurrent-reconciles must be at least 1, got %d", o.maxConcurrentReconciles)
+	}
+	if o.webhookPort < 1 || o.webhookPort > 65535 {
+		bad("--webhook-port must be between 1 and 65535, got %d", o.webhookPort)
+	}
+	if o.qps <= 0 {
+		bad("--kube-api-qps must be positive, got %v", o.qps)
+	}
+	if o.burst < 1 {
+		bad("--kube-api-burst must be at least 1, got %d", o.burst)
+	}
+	if o.statusBatchWindow < 0 {
+		bad("--status-batch-window must not be negative, got %v", o.statusBatchWindow)
+	}
+	for _, d := range []struct {
+		flag  string
+		value time.Duration
+	}{
+		{"--sync-period", o.syncPeriod},
+		{"--storage-migration-interval", o.migrationInterval},
+		{"--leader-election-lease-duration", o.leaseDuration},
+		{"--leader-election-renew-deadline", o.renewDeadline},
+		{"--leader-election-retry-period", o.retryPeriod},
+	} {
+		if d.value <= 0 {
+			bad("%s must be positive, got %v", d.flag, d.value)
+		}
+	}
+	if o.renewDeadline > 0 && o.leaseDuration > 0 && o.leaseDuration <= o.renewDeadline {
+		bad("--leader-election-lease-duration (%v) must be longer than --leader-election-renew-deadline (%v)", o.leaseDuration, o.renewDeadline)
+	}
+	if jittered := time.Duration(leaderelection.JitterFactor * float64(o.retryPeriod)); o.retryPeriod > 0 && o.renewDeadline > 0 && o.renewDeadline <= jittered {
+		bad("--leader-election-renew-deadline (%v) must be longer than %v times --leader-election-retry-period (%v)", o.renewDeadline, leaderelection.JitterFactor, o.retryPeriod)
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"flag"
+	"io"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func parse(t *testing.T, args ...string) *options {
+	t.Helper()
+	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	o := bindFlags(fs)
+	require.NoError(t, fs.Parse(args))
+	return o
+}
+
+func TestTheDefaultsAndTheBundlesFlagsAreValid(t *testing.T) {
+	assert.NoError(t, parse(t).validate())
+	assert.NoError(t, parse(t, "--metrics-bind-address=:8443", "--leader-elect", "--health-probe-bind-address=:8081", "--zap-encoder=json").validate())
+	assert.NoError(t, parse(t, "--status-batch-window=0", "--max-concurrent-reconciles=1", "--webhook-port=65535",
+		"--leader-election-lease-duration=4s", "--leader-election-renew-deadline=3s", "--leader-election-retry-period=1s").validate())
+}
+
+func TestABadFlagIsRefusedByName(t *testing.T) {
+	for args, want := range map[string]string{
+		"--max-concurrent-reconciles=0":       "--max-concurrent-reconciles must be at least 1, got 0",
+		"--webhook-port=0":                    "--webhook-port must be between 1 and 65535, got 0",
+		"--webhook-port=65536":                "--webhook-port must be between 1 and 65535, got 65536",
+		"--kube-api-qps=0":                    "--kube-api-qps must be positive, got 0",
+		"--kube-api-burst=0":                  "--kube-api-burst must be at least 1, got 0",
+		"--status-batch-window=-1s":           "--status-batch-window must not be negative, got -1s",
+		"--sync-period=0":                     "--sync-period must be positive, got 0s",
+		"--storage-migration-interval=-1m":    "--storage-migration-interval must be positive, got -1m0s",
+		"--leader-election-retry-period=0":    "--leader-election-retry-period must be positive, got 0s",
+		"--leader-election-lease-duration=5s": "--leader-election-lease-duration (5s) must be longer than --leader-election-renew-deadline (10s)",
+		"--leader-election-retry-period=9s":   "--leader-election-renew-deadline (10s) must be longer than 1.2 times --leader-election-retry-period (9s)",
+	} {
+		t.Run(args, func(t *testing.T) {
+			err := parse(t, args).validate()
+			require.Error(t, err)
+			assert.Equal(t, want, err.Error())
+		})
+	}
+}
+
+func TestEveryBadFlagIsNamedAtOnce(t *testing.T) {
+	err := parse(t, "--max-concurrent-reconciles=-2", "--sync-period=0", "--leader-election-renew-deadline=20s").validate()
+	require.Error(t, err)
+	assert.Equal(t, "--max-concurrent-reconciles must be at least 1, got -2\n"+
+		"--sync-period must be positive, got 0s\n"+
+		"--leader-election-lease-duration (15s) must be longer than --leader-election-renew-deadline (20s)", err.Error())
+}
