@@ -63,10 +63,9 @@ func bindFlags(fs *flag.FlagSet) *options {
 }
 
 // validate refuses every flag value the manager cannot run as asked, naming each flag at fault,
-// so that a bad value stops the manager at its start rather than misleading it: a zero storage
-// migration interval would read the CRD in a loop, a zero sync period turns resyncs off, zero
-// workers or requests per second are replaced by defaults, and leader election refuses its
-// durations only once the manager starts.
+// before anything starts: a zero sync period would turn resyncs off, zero requests per second
+// or burst would be replaced by client-go's defaults, and leader election would refuse its
+// durations only once the manager starts, without naming the flags.
 func (o *options) validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
