@@ -66,6 +66,9 @@ type Applier struct {
 	// Client reads from the operator's cache, which holds only objects carrying the
 	// operator's label, and writes to the API server.
 	Client client.Client
+	// Reader reads from the API server, past the operator's cache: an object of a child's name
+	// that lacks the operator's label. Nil means Client.
+	Reader client.Reader
 	// Clock tells the time; nil is the real clock.
 	Clock clock.PassiveClock
 
@@ -86,11 +89,13 @@ type createdChild struct {
 // the child is missing, when a field the operator applies differs, or when the desired
 // configuration changed since the last apply.
 //
-// A child missing from the cache is applied without reading it first: the API server refuses
-// to give an object a second controller, so an object of the same name that another
-// controller owns is never taken over (NotOwnedError); one that no controller owns is adopted.
-// One that this Applier created less than CacheLag ago, with the same configuration, is not
-// applied again (Awaiting).
+// An object of the child's name that the owner does not control is left as it is
+// (NotOwnedError), whether another controller owns it or none does. The cache shows only
+// objects carrying the operator's label, so a child missing from it is looked for in the API
+// server's own cache before it is created: an object without the label is never merged into,
+// and a child of the owner's that lost the label is applied again. One that this Applier
+// created less than CacheLag ago, with the same configuration, is not applied again
+// (Awaiting).
 func (a *Applier) Apply(ctx context.Context, owner, desired client.Object) (client.Object, Result, error) {
 	gvk, err := apiutil.GVKForObject(desired, a.Client.Scheme())
 	if err != nil {
@@ -105,15 +110,16 @@ func (a *Applier) Apply(ctx context.Context, owner, desired client.Object) (clie
 	key := client.ObjectKeyFromObject(desired)
 	id := kind + " " + key.String()
 	current := newEmpty(desired)
-	result := Updated
-	switch err := a.Client.Get(ctx, key, current); {
-	case apierrors.IsNotFound(err):
-		if c, ok := a.created.Load(id); ok {
-			c := c.(createdChild)
-			if c.hash == hashOf(want) && a.now().Sub(c.at) < CacheLag {
-				return nil, Awaiting, nil
-			}
+	err = a.Client.Get(ctx, key, current)
+	if apierrors.IsNotFound(err) {
+		if a.awaited(id, want) {
+			return nil, Awaiting, nil
 		}
+		err = a.reader().Get(ctx, key, current, fromAPIServerCache)
+	}
+	result := Updated
+	switch {
+	case apierrors.IsNotFound(err):
 		result = Created
 	case err != nil:
 		return nil, "", fmt.Errorf("reading %s %s: %w", kind, key, err)
@@ -150,6 +156,24 @@ func (a *Applier) Apply(ctx context.Context, owner, desired client.Object) (clie
 		a.created.Store(id, createdChild{owner: client.ObjectKeyFromObject(owner), hash: hashOf(want), at: a.now()})
 	}
 	return applied, result, nil
+}
+
+// fromAPIServerCache reads from the API server's watch cache rather than from etcd: a read as
+// cheap as the API server can serve, which can only miss an object created in the last moments.
+var fromAPIServerCache = &client.GetOptions{Raw: &metav1.GetOptions{ResourceVersion: "0"}}
+
+// awaited reports whether this Applier created the child less than CacheLag ago, with the same
+// configuration.
+func (a *Applier) awaited(id string, want map[string]any) bool {
+	c, ok := a.created.Load(id)
+	return ok && c.(createdChild).hash == hashOf(want) && a.now().Sub(c.(createdChild).at) < CacheLag
+}
+
+func (a *Applier) reader() client.Reader {
+	if a.Reader == nil {
+		return a.Client
+	}
+	return a.Reader
 }
 
 // Forget drops what Apply remembers of the children it created for an owner that is gone.

@@ -20,9 +20,11 @@ import (
 )
 
 // laggingCache is a client whose reads miss every object until caughtUp is set, as a cache
-// does before a write's watch event reaches it; it counts the applies it sends.
+// does before a write's watch event reaches it; it counts the applies it sends. api reads
+// the same objects without missing any, as the API server does.
 type laggingCache struct {
 	client.WithWatch
+	api      client.WithWatch
 	caughtUp bool
 	applies  int
 }
@@ -31,8 +33,8 @@ func newLaggingCache(t *testing.T) *laggingCache {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	require.NoError(t, clientgoscheme.AddToScheme(scheme))
-	c := &laggingCache{}
-	c.WithWatch = fake.NewClientBuilder().WithScheme(scheme).WithInterceptorFuncs(interceptor.Funcs{
+	c := &laggingCache{api: fake.NewClientBuilder().WithScheme(scheme).Build()}
+	c.WithWatch = interceptor.NewClient(c.api, interceptor.Funcs{
 		Get: func(ctx context.Context, cl client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 			if !c.caughtUp {
 				return apierrors.NewNotFound(schema.GroupResource{}, key.Name)
@@ -43,7 +45,7 @@ func newLaggingCache(t *testing.T) *laggingCache {
 			c.applies++
 			return cl.Apply(ctx, obj, opts...)
 		},
-	}).Build()
+	})
 	return c
 }
 
@@ -114,4 +116,39 @@ func TestForgetDropsTheChildrenOfAnOwner(t *testing.T) {
 	_, result, err = a.Apply(ctx, web, service(web, 80))
 	require.NoError(t, err)
 	require.Equal(t, Created, result)
+}
+
+func TestAnObjectMissingFromTheCacheIsLookedForInTheAPIServer(t *testing.T) {
+	ctx := context.Background()
+	owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop", UID: "owner-uid"}}
+	c := newLaggingCache(t)
+	clock := clocktesting.NewFakePassiveClock(time.Now())
+	a := &Applier{Client: c, Reader: c.api, Clock: clock}
+
+	foreign := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop"},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "dns", Port: 53}}}}
+	require.NoError(t, c.api.Create(ctx, foreign))
+	_, _, err := a.Apply(ctx, owner, service(owner, 80))
+	var notOwned *NotOwnedError
+	require.ErrorAs(t, err, &notOwned)
+	require.Equal(t, "Service shop/web already exists and is not controlled by this App; rename or delete it", err.Error())
+	require.Equal(t, 0, c.applies, "nothing is merged into an object no controller owns")
+
+	require.NoError(t, c.api.Delete(ctx, foreign))
+	_, result, err := a.Apply(ctx, owner, service(owner, 80))
+	require.NoError(t, err)
+	require.Equal(t, Created, result)
+	require.Equal(t, 1, c.applies)
+
+	clock.SetTime(clock.Now().Add(CacheLag))
+	current, result, err := a.Apply(ctx, owner, service(owner, 80))
+	require.NoError(t, err)
+	require.Equal(t, Unchanged, result, "the API server shows the child as applied, though the cache still lacks it")
+	require.Equal(t, "web", current.GetName())
+	require.Equal(t, 1, c.applies)
+
+	_, result, err = a.Apply(ctx, owner, service(owner, 8080))
+	require.NoError(t, err)
+	require.Equal(t, Updated, result, "a child the owner controls is applied, in the cache or not")
+	require.Equal(t, 2, c.applies)
 }

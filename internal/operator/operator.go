@@ -90,7 +90,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	}
 	reconciler := &controllers.AppReconciler{
 		Client:   mgr.GetClient(),
-		Applier:  &apply.Applier{Client: mgr.GetClient()},
+		Applier:  &apply.Applier{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()},
 		Recorder: mgr.GetEventRecorder(controllers.ControllerName),
 		Options:  o.Desired,
 
