@@ -81,7 +81,8 @@ func run(ctx context.Context, o options) (Result, error) {
 		return r, err
 	}
 	// The manager's default sync period, as users run it; the steady window forces a resync.
-	c.ManagerArgs = append([]string{pprofFlag + "=" + pprof}, o.managerArgs...)
+	managerArgs := append([]string{pprofFlag + "=" + pprof}, o.managerArgs...)
+	c.ManagerArgs = managerArgs
 	manager := filepath.Join(o.bin, "manager")
 	kubelet := c.RunKubelet(func(context.Context, string) (string, error) { return manager, nil })
 	defer kubelet.Stop()
@@ -169,8 +170,16 @@ func run(ctx context.Context, o options) (Result, error) {
 	r.HeapBytes, r.HeapLiveBytes = heap.InuseBytes, heap.AllocBytes
 	r.HeapKiBPerApp = r.HeapBytes / 1024 / float64(o.apps)
 	r.HeapKiBMarginal = (r.HeapBytes - r.HeapBaseBytes) / 1024 / float64(o.apps)
+	if !o.heapOnly {
+		step("steady state: restarting the manager with --sync-period=%v, then watching writes for at least %v, until its first resync: its start and the resync each reconcile every App", o.resync, o.steady)
+		if err := steadyWindow(ctx, c, kubelet, o, managerArgs, token, offset, &r); err != nil {
+			return r, err
+		}
+	}
+	// This restart also returns the manager to the convergence phases' arguments after the
+	// steady window.
 	step("heap after a restart: restarting the manager, which reconciles every App from a new cache")
-	restarted, err := restartedHeap(ctx, c, kubelet, c.ManagerArgs, o.apps, token, pprof, strings.TrimSuffix(profile, ".pb.gz")+"-restarted.pb.gz")
+	restarted, err := restartedHeap(ctx, c, kubelet, managerArgs, o.apps, token, pprof, strings.TrimSuffix(profile, ".pb.gz")+"-restarted.pb.gz")
 	if err != nil {
 		return r, err
 	}
@@ -178,11 +187,6 @@ func run(ctx context.Context, o options) (Result, error) {
 	r.HeapKiBPerAppRestarted = r.HeapRestartedBytes / 1024 / float64(o.apps)
 	if o.heapOnly {
 		return r, nil
-	}
-
-	step("steady state: restarting the manager with --sync-period=%v, then watching writes for at least %v, until its first resync: its start and the resync each reconcile every App", o.resync, o.steady)
-	if err := steadyWindow(ctx, c, kubelet, o, c.ManagerArgs, token, offset, &r); err != nil {
-		return r, err
 	}
 
 	more, err := moreRounds(ctx, c, o, o.rounds)

@@ -14,9 +14,9 @@ const managerStart = 2 * time.Minute
 // steadyWindow counts the operator's writes over at least o.steady after a forced resync of
 // every App: it restarts the manager with a sync period of o.resync, so that the new manager
 // reconciles every App as it starts and again at its first resync, which the window includes,
-// and compares every resourceVersion before and after. Then it restarts the manager with
-// managerArgs alone, as the convergence phases run it. offset is where the audit log's unread
-// part begins.
+// and compares every resourceVersion before and after. It leaves that manager running:
+// restartedHeap restarts it with the convergence phases' arguments. offset is where the audit
+// log's unread part begins.
 func steadyWindow(ctx context.Context, c *framework.Cluster, kubelet *framework.Kubelet, o options, managerArgs []string, token string, offset int64, r *Result) error {
 	sa := kubelet.Operator().ServiceAccount
 	before, err := resourceVersions(ctx, c)
@@ -35,15 +35,7 @@ func steadyWindow(ctx context.Context, c *framework.Cluster, kubelet *framework.
 	// The restarted manager counts from zero: its start reconciles every App once, and each
 	// resync again. client-go looks for a due resync once a period, so the first comes one to
 	// two periods after the start: the window lasts until it has come.
-	scraper := framework.NewScraper(op.MetricsURL, token)
-	err = c.PollEvery(ctx, time.Second, 3*o.resync, "the restarted manager's resync of every App", func(ctx context.Context) (bool, error) {
-		f, err := scraper.Families(ctx)
-		if err != nil {
-			return false, err
-		}
-		r.SteadyReconciles = framework.Counter(f, "operator_reconcile_count", "controller", "app")
-		return r.SteadyReconciles >= float64(2*o.apps), nil
-	})
+	r.SteadyReconciles, err = waitReconciles(ctx, c, framework.NewScraper(op.MetricsURL, token), 2*o.apps, 3*o.resync, "the restarted manager's resync of every App")
 	if err != nil {
 		return err
 	}
@@ -61,8 +53,7 @@ func steadyWindow(ctx context.Context, c *framework.Cluster, kubelet *framework.
 			r.SteadyChangedRVs++
 		}
 	}
-	_, err = kubelet.Restart(ctx, managerArgs, managerStart)
-	return err
+	return nil
 }
 
 // restartedHeap restarts the manager with managerArgs, as a rollout, an upgrade or a failover
@@ -76,14 +67,7 @@ func restartedHeap(ctx context.Context, c *framework.Cluster, kubelet *framework
 		return framework.Heap{}, err
 	}
 	s := framework.NewScraper(op.MetricsURL, token)
-	err = c.PollEvery(ctx, time.Second, 10*time.Minute, "the restarted manager's reconcile of every App", func(ctx context.Context) (bool, error) {
-		f, err := s.Families(ctx)
-		if err != nil {
-			return false, err
-		}
-		return framework.Counter(f, "operator_reconcile_count", "controller", "app") >= float64(apps), nil
-	})
-	if err != nil {
+	if _, err := waitReconciles(ctx, c, s, apps, 10*time.Minute, "the restarted manager's reconcile of every App"); err != nil {
 		return framework.Heap{}, err
 	}
 	return idleHeap(ctx, s, pprofAddr, profile)

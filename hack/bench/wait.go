@@ -61,14 +61,31 @@ func idleHeap(ctx context.Context, s *framework.Scraper, pprofAddr, profile stri
 		if err != nil {
 			return framework.Heap{}, err
 		}
-		count := func(f map[string]*dto.MetricFamily) float64 {
-			return framework.Counter(f, "operator_reconcile_count", "controller", "app")
-		}
-		if count(after) == count(before) {
+		if reconciles(after) == reconciles(before) {
 			return heap, nil
 		}
 	}
 	return framework.Heap{}, fmt.Errorf("the App controller never stayed idle while its heap was measured")
+}
+
+// reconciles is the manager's count of App reconciles since it started.
+func reconciles(f map[string]*dto.MetricFamily) float64 {
+	return framework.Counter(f, "operator_reconcile_count", "controller", "app")
+}
+
+// waitReconciles waits until the manager behind s has reconciled Apps at least n times since
+// it started, and returns the count it saw last.
+func waitReconciles(ctx context.Context, c *framework.Cluster, s *framework.Scraper, n int, timeout time.Duration, what string) (float64, error) {
+	var count float64
+	err := c.PollEvery(ctx, time.Second, timeout, what, func(ctx context.Context) (bool, error) {
+		f, err := s.Families(ctx)
+		if err != nil {
+			return false, err
+		}
+		count = reconciles(f)
+		return count >= float64(n), nil
+	})
+	return count, err
 }
 
 // resourceVersions records the resourceVersion of every App, Deployment and Service of the run.
