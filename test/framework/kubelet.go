@@ -33,7 +33,13 @@ type Kubelet struct {
 	template string
 	err      error
 	runs     int
+	// failures counts the managers in a row that did not become ready.
+	failures int
 }
+
+// maxFailures is how many managers in a row may fail to become ready before WaitFor gives up,
+// as a kubelet's crash loop shows that restarting does not help.
+const maxFailures = 3
 
 // RunKubelet starts following OLM's Deployment of App Operator.
 func (c *Cluster) RunKubelet(policy ManagerPolicy) *Kubelet {
@@ -94,9 +100,12 @@ func (k *Kubelet) sync(ctx context.Context) {
 		k.operator, err = k.cluster.RunOperator(ctx, fmt.Sprintf("manager-%s-%d", owner, k.runs), manager)
 	}
 	k.err = err
-	if err != nil {
-		k.csv, k.template = "", "" // try again at the next sync
+	if err == nil {
+		k.failures = 0
+		return
 	}
+	k.failures++
+	k.csv, k.template = "", "" // try again at the next sync
 }
 
 // WaitFor waits until the manager of a ClusterServiceVersion runs and is ready.
@@ -108,6 +117,9 @@ func (k *Kubelet) WaitFor(ctx context.Context, csv string, timeout time.Duration
 		if k.csv == csv && k.operator != nil && !k.operator.Exited() {
 			op = k.operator
 			return true, nil
+		}
+		if k.failures >= maxFailures {
+			return false, stopPolling{fmt.Errorf("%d managers in a row did not become ready; the last: %w", k.failures, k.err)}
 		}
 		return false, k.err
 	})

@@ -105,8 +105,8 @@ func (c *Cluster) RunOperator(ctx context.Context, name, manager string) (*Opera
 	op := &Operator{Process: p, MetricsURL: "https://" + metrics + "/metrics", ProbeURL: "http://" + probes, ServiceAccount: sa,
 		WebhookAddr: fmt.Sprintf("127.0.0.1:%d", webhook), Log: filepath.Join(c.LogDir(), name+".log")}
 	err = c.Poll(ctx, time.Minute, "manager "+name+" to be ready", func(ctx context.Context) (bool, error) {
-		if p.Exited() {
-			return false, fmt.Errorf("the manager exited; see %s", filepath.Join(c.LogDir(), name+".log"))
+		if err := p.ExitError(); err != nil {
+			return false, stopPolling{err} // a manager that ended before it was ready will not become ready
 		}
 		resp, err := http.Get(op.ProbeURL + "/readyz")
 		if err != nil {

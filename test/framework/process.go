@@ -17,6 +17,7 @@ import (
 // kept in <dir>/pids/<name>.pid, so that a later `Down` can stop it.
 type Process struct {
 	Name string
+	log  string
 	cmd  *exec.Cmd
 	done chan struct{}
 	err  error
@@ -32,7 +33,8 @@ func StartProcess(dir, name, bin string, args, env []string) (*Process, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "pids"), 0o755); err != nil {
 		return nil, err
 	}
-	log, err := os.OpenFile(filepath.Join(dir, "logs", name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	logPath := filepath.Join(dir, "logs", name+".log")
+	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +46,7 @@ func StartProcess(dir, name, bin string, args, env []string) (*Process, error) {
 		log.Close()
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	p := &Process{Name: name, cmd: cmd, done: make(chan struct{})}
+	p := &Process{Name: name, log: logPath, cmd: cmd, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		log.Close()
@@ -80,6 +82,22 @@ func (p *Process) Exited() bool {
 		return false
 	}
 }
+
+// ExitError says how the process ended, with the last lines of its log, or nil while it runs.
+func (p *Process) ExitError() error {
+	if !p.Exited() {
+		return nil
+	}
+	raw, _ := os.ReadFile(p.log)
+	lines := strings.Split(strings.TrimRight(string(raw), "\n"), "\n")
+	if len(lines) > logTail {
+		lines = lines[len(lines)-logTail:]
+	}
+	return fmt.Errorf("%s exited (%v); the end of %s:\n%s", p.Name, p.err, p.log, strings.Join(lines, "\n"))
+}
+
+// logTail is how many of an exited process's last log lines ExitError quotes.
+const logTail = 5
 
 // Stop asks the process to end (SIGTERM) and kills it if it has not ended within grace.
 func (p *Process) Stop(grace time.Duration) error {
