@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 )
 
@@ -26,13 +25,8 @@ func (c *Cluster) MetricsReaderToken(ctx context.Context, namespace, name string
 	if err := c.Client.Create(ctx, binding); err != nil {
 		return "", err
 	}
-	cs, err := kubernetes.NewForConfig(c.Config)
-	if err != nil {
-		return "", err
-	}
-	tr, err := cs.CoreV1().ServiceAccounts(sa.Namespace).CreateToken(ctx, sa.Name, &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(3600))}}, metav1.CreateOptions{})
-	if err != nil {
+	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(3600))}}
+	if err := c.Client.SubResource("token").Create(ctx, sa, tr); err != nil {
 		return "", err
 	}
 	return tr.Status.Token, nil
