@@ -165,8 +165,12 @@ var fromAPIServerCache = &client.GetOptions{Raw: &metav1.GetOptions{ResourceVers
 // awaited reports whether this Applier created the child less than CacheLag ago, with the same
 // configuration.
 func (a *Applier) awaited(id string, want map[string]any) bool {
-	c, ok := a.created.Load(id)
-	return ok && c.(createdChild).hash == hashOf(want) && a.now().Sub(c.(createdChild).at) < CacheLag
+	v, ok := a.created.Load(id)
+	if !ok {
+		return false
+	}
+	c := v.(createdChild)
+	return c.hash == hashOf(want) && a.now().Sub(c.at) < CacheLag
 }
 
 func (a *Applier) reader() client.Reader {
