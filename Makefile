@@ -1,10 +1,10 @@
 # App Operator. `make help` lists the targets.
 
 # The release the bundle describes. Cutting a release changes these together (docs/releases.md).
-VERSION ?= 0.3.0
-BUNDLE_CREATED_AT ?= 2026-12-02T00:00:00Z
-BUNDLE_REPLACES ?= app-operator.v0.2.0
-BUNDLE_SKIP_RANGE ?= >=0.1.0 <0.3.0
+VERSION ?= 0.4.0
+BUNDLE_CREATED_AT ?= 2026-12-03T00:00:00Z
+BUNDLE_REPLACES ?= app-operator.v0.3.0
+BUNDLE_SKIP_RANGE ?= >=0.1.0 <0.4.0
 
 IMAGE_TAG_BASE ?= quay.io/mycompany/app-operator
 IMG ?= $(IMAGE_TAG_BASE):$(VERSION)
