@@ -63,6 +63,9 @@ type Result struct {
 	Rounds []Round `json:"rounds,omitempty"`
 }
 
+// kibPerApp divides bytes among the run's Apps, in KiB.
+func (r Result) kibPerApp(bytes float64) float64 { return bytes / 1024 / float64(r.Apps) }
+
 func (r Result) line() string {
 	return fmt.Sprintf("BENCH apps=%d converge_s=%.2f baseline_s=%.2f ratio=%.2f writes_per_app=%.2f steady_writes=%d heap_kib_per_app=%.2f p50_ms=%.1f p99_ms=%.1f",
 		r.Apps, r.ConvergeSeconds, r.BaselineSeconds, r.Ratio, r.WritesPerApp, r.SteadyWrites, r.HeapKiBPerApp, r.P50Millis, r.P99Millis)
@@ -106,8 +109,8 @@ func main() {
 	}
 	if o.heapOnly {
 		fmt.Printf("BENCH-HEAP apps=%d converge_s=%.2f heap_kib_per_app=%.2f heap_base_mib=%.1f heap_kib_per_app_above_base=%.2f live_kib_per_app=%.2f heap_kib_per_app_restarted=%.2f live_kib_per_app_restarted=%.2f\n",
-			r.Apps, r.ConvergeSeconds, r.HeapKiBPerApp, r.HeapBaseBytes/1024/1024, r.HeapKiBMarginal, r.HeapLiveBytes/1024/float64(r.Apps),
-			r.HeapKiBPerAppRestarted, r.HeapLiveRestartedBytes/1024/float64(r.Apps))
+			r.Apps, r.ConvergeSeconds, r.HeapKiBPerApp, r.HeapBaseBytes/1024/1024, r.HeapKiBMarginal, r.kibPerApp(r.HeapLiveBytes),
+			r.HeapKiBPerAppRestarted, r.kibPerApp(r.HeapLiveRestartedBytes))
 		return
 	}
 	for i, round := range r.Rounds {
@@ -115,7 +118,7 @@ func main() {
 			i+1, round.BaselineSeconds, round.ConvergeSeconds, round.Ratio, total(round.BaselineCPU), total(round.ConvergeCPU))
 	}
 	step("heap per App after convergence %.2f KiB in use, %.2f KiB live; restarted %.2f KiB in use, %.2f KiB live",
-		r.HeapKiBPerApp, r.HeapLiveBytes/1024/float64(r.Apps), r.HeapKiBPerAppRestarted, r.HeapLiveRestartedBytes/1024/float64(r.Apps))
+		r.HeapKiBPerApp, r.kibPerApp(r.HeapLiveBytes), r.HeapKiBPerAppRestarted, r.kibPerApp(r.HeapLiveRestartedBytes))
 	step("median round, CPU seconds until Available, baseline -> operator: %s; conversion webhook objects per App: %.2f",
 		cpuComparison(components, r.BaselineCPU, r.ConvergeCPU), r.ConversionsPerApp)
 	step("median round, the API server's CPU seconds by activity, baseline -> operator: %s; profiles: %s-{baseline,operator}.pb.gz",

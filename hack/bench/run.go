@@ -168,8 +168,8 @@ func run(ctx context.Context, o options) (Result, error) {
 		return r, err
 	}
 	r.HeapBytes, r.HeapLiveBytes = heap.InuseBytes, heap.AllocBytes
-	r.HeapKiBPerApp = r.HeapBytes / 1024 / float64(o.apps)
-	r.HeapKiBMarginal = (r.HeapBytes - r.HeapBaseBytes) / 1024 / float64(o.apps)
+	r.HeapKiBPerApp = r.kibPerApp(r.HeapBytes)
+	r.HeapKiBMarginal = r.kibPerApp(r.HeapBytes - r.HeapBaseBytes)
 	if !o.heapOnly {
 		step("steady state: restarting the manager with --sync-period=%v, then watching writes for at least %v, until its first resync: its start and the resync each reconcile every App", o.resync, o.steady)
 		if err := steadyWindow(ctx, c, kubelet, o, managerArgs, token, offset, &r); err != nil {
@@ -184,7 +184,7 @@ func run(ctx context.Context, o options) (Result, error) {
 		return r, err
 	}
 	r.HeapRestartedBytes, r.HeapLiveRestartedBytes = restarted.InuseBytes, restarted.AllocBytes
-	r.HeapKiBPerAppRestarted = r.HeapRestartedBytes / 1024 / float64(o.apps)
+	r.HeapKiBPerAppRestarted = r.kibPerApp(r.HeapRestartedBytes)
 	if o.heapOnly {
 		return r, nil
 	}

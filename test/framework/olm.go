@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -178,16 +179,18 @@ func (c *Cluster) WaitForConversionWebhook(ctx context.Context) error {
 
 // installing reports whether an InstallPlan in the operators' namespace is installing.
 func (c *Cluster) installing(ctx context.Context) (bool, error) {
+	return c.anyInstallPlan(ctx, func(p operatorsv1alpha1.InstallPlan) bool {
+		return p.Status.Phase == operatorsv1alpha1.InstallPlanPhaseInstalling
+	})
+}
+
+// anyInstallPlan reports whether an InstallPlan in the operators' namespace matches.
+func (c *Cluster) anyInstallPlan(ctx context.Context, match func(operatorsv1alpha1.InstallPlan) bool) (bool, error) {
 	plans := &operatorsv1alpha1.InstallPlanList{}
 	if err := c.Client.List(ctx, plans, client.InNamespace(OperatorsNamespace)); err != nil {
 		return false, err
 	}
-	for _, p := range plans.Items {
-		if p.Status.Phase == operatorsv1alpha1.InstallPlanPhaseInstalling {
-			return true, nil
-		}
-	}
-	return false, nil
+	return slices.ContainsFunc(plans.Items, match), nil
 }
 
 func decodeFile(path string, into any) error {

@@ -206,12 +206,9 @@ func (c *Cluster) Uninstall(ctx context.Context) error {
 		}
 	}
 	return c.Poll(ctx, time.Minute, "the InstallPlans of Subscription "+sub.Name+" to be collected", func(ctx context.Context) (bool, error) {
-		plans := &operatorsv1alpha1.InstallPlanList{}
-		if err := c.Client.List(ctx, plans, client.InNamespace(OperatorsNamespace)); err != nil {
-			return false, err
-		}
-		return !slices.ContainsFunc(plans.Items, func(p operatorsv1alpha1.InstallPlan) bool {
+		owned, err := c.anyInstallPlan(ctx, func(p operatorsv1alpha1.InstallPlan) bool {
 			return slices.ContainsFunc(p.OwnerReferences, func(o metav1.OwnerReference) bool { return o.UID == sub.UID })
-		}), nil
+		})
+		return !owned, err
 	})
 }
