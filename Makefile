@@ -1,16 +1,25 @@
-# App Operator. `make help` lists the targets.
+# App Operator. `make help` lists the targets. The names and variables follow the operator-sdk
+# scaffold (VERSION, CHANNELS, DEFAULT_CHANNEL, IMAGE_TAG_BASE, IMG, BUNDLE_IMG, CATALOG_IMG, ...).
 
-# The release the bundle describes. Cutting a release changes these together (docs/releases.md).
-VERSION ?= 0.4.0
-BUNDLE_CREATED_AT ?= 2026-12-03T00:00:00Z
-BUNDLE_REPLACES ?= app-operator.v0.3.0
-BUNDLE_SKIP_RANGE ?= >=0.1.0 <0.4.0
+# The release the bundle describes: the newest in catalog/releases.yaml, which also decides its
+# date, the release it replaces and its skipRange (docs/releases.md).
+VERSION ?= $(shell awk '$$1 == "-" && $$2 == "version:" { v = $$3 } END { print v }' catalog/releases.yaml)
 
+# The channels the release is published in (comma separated), and the package's default one:
+# make bundle CHANNELS=fast,stable DEFAULT_CHANNEL=stable
+CHANNELS ?= stable
+DEFAULT_CHANNEL ?= stable
+BUNDLE_CHANNELS := --channels=$(CHANNELS)
+BUNDLE_DEFAULT_CHANNEL := --default-channel=$(DEFAULT_CHANNEL)
+BUNDLE_METADATA_OPTS ?= $(BUNDLE_CHANNELS) $(BUNDLE_DEFAULT_CHANNEL)
+
+# Every image is named after IMAGE_TAG_BASE and tagged v$(VERSION).
 IMAGE_TAG_BASE ?= quay.io/mycompany/app-operator
-IMG ?= $(IMAGE_TAG_BASE):$(VERSION)
+IMG ?= $(IMAGE_TAG_BASE):v$(VERSION)
 BUNDLE_IMG ?= $(IMAGE_TAG_BASE)-bundle:v$(VERSION)
-CATALOG_IMG ?= $(IMAGE_TAG_BASE)-catalog:latest
+CATALOG_IMG ?= $(IMAGE_TAG_BASE)-catalog:v$(VERSION)
 SCORECARD_IMG ?= $(IMAGE_TAG_BASE)-scorecard:v$(VERSION)
+BUNDLE_GEN_FLAGS ?= --version $(VERSION) $(BUNDLE_METADATA_OPTS) --image $(IMG) --scorecard-image $(SCORECARD_IMG)
 CONTAINER_TOOL ?= docker
 
 SHELL = /usr/bin/env bash -o pipefail
@@ -26,7 +35,12 @@ export KUBEBUILDER_ASSETS := $(LOCALBIN)
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
 KUSTOMIZE ?= $(LOCALBIN)/kustomize
 KUBECTL ?= $(LOCALBIN)/kubectl
+OPM ?= $(LOCALBIN)/opm
+GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint
 
+# The tests of the local cluster, the end-to-end suites and the benchmark are a module of their
+# own (test/go.mod), so that what only they need stays out of the manager's module.
+TEST_MODULE := test
 GO_TEST_FLAGS ?= -count=1
 
 .PHONY: all
@@ -41,33 +55,48 @@ help: ## Show this help.
 ##@ Development
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate the CRD, RBAC role and webhook configurations from the code's markers.
+manifests: controller-gen ## Generate the CRD, RBAC role and webhook configurations from the code's markers.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd webhook paths="./..." output:crd:artifacts:config=config/crd/bases
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Generate the DeepCopy methods of the API types.
+generate: controller-gen ## Generate the DeepCopy methods of the API types.
 	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
 
 .PHONY: fmt
-fmt: ## Run go fmt.
+fmt: ## Run go fmt on both modules.
 	go fmt ./...
+	cd $(TEST_MODULE) && go fmt ./...
 
 .PHONY: vet
-vet: ## Run go vet.
+vet: ## Run go vet on both modules.
 	go vet ./...
+	cd $(TEST_MODULE) && go vet ./...
+
+.PHONY: lint
+lint: golangci-lint ## Run golangci-lint (.golangci.yml) on both modules.
+	$(GOLANGCI_LINT) run ./...
+	cd $(TEST_MODULE) && $(GOLANGCI_LINT) run --config ../.golangci.yml ./...
+
+.PHONY: lint-fix
+lint-fix: golangci-lint ## Run golangci-lint and let it fix what it can.
+	$(GOLANGCI_LINT) run --fix ./...
+	cd $(TEST_MODULE) && $(GOLANGCI_LINT) run --fix --config ../.golangci.yml ./...
 
 .PHONY: verify
 verify: manifests generate catalog ## Fail when generated files (code, manifests, bundle, catalog) or formatting differ from what is committed.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
-	@git diff --exit-code -- api config bundle bundle.Dockerfile catalog || { echo "generated files are out of date: run make manifests generate catalog and commit"; exit 1; }
+	@git diff --exit-code -- api config bundle bundle.Dockerfile catalog || { echo "generated files are out of date: run make manifests generate bundle catalog and commit"; exit 1; }
+	@test -z "$$(git status --porcelain -- api config bundle catalog)" || { echo "generated files are not committed:"; git status --porcelain -- api config bundle catalog; exit 1; }
 	go vet ./...
+	cd $(TEST_MODULE) && go vet ./...
 
 .PHONY: test
-test: verify test-unit test-e2e ## Run every check and test: generated files, unit and envtest integration tests, fuzz seeds, bundle validation, and the e2e suite with the real OLM.
+test: verify lint test-unit test-e2e ## Run every check and test: generated files, lint, unit and envtest integration tests, fuzz seeds, bundle validation, and the e2e suites with the real OLM.
 
 .PHONY: test-unit
 test-unit: tools-envtest $(LOCALBIN)/promtool ## Run unit tests, envtest integration tests (a real kube-apiserver and etcd), bundle, security and alert tests.
-	go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v -e /test/e2e -e /test/upgrade -e /test/chaos)
+	go test $(GO_TEST_FLAGS) ./...
+	cd $(TEST_MODULE) && go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v -e /e2e -e /upgrade -e /chaos)
 
 FUZZTIME ?= 5m
 .PHONY: fuzz
@@ -88,11 +117,11 @@ run: manifests generate ## Run the manager from your host against the cluster in
 	go run ./cmd --metrics-secure=false --webhook-cert-path=$(CURDIR)/.cache/webhook-certs
 
 .PHONY: docker-build
-docker-build: ## Build the manager image.
+docker-build: ## Build the manager image with a container engine.
 	$(CONTAINER_TOOL) build -t $(IMG) .
 
 .PHONY: docker-push
-docker-push: ## Push the manager image.
+docker-push: ## Push the manager image with a container engine.
 	$(CONTAINER_TOOL) push $(IMG)
 
 ##@ Local cluster with OLM
@@ -115,18 +144,18 @@ scorecard: build localcluster ## Run the custom scorecard tests (scorecard/) aga
 
 .PHONY: localcluster
 localcluster:
-	go build -o $(LOCALBIN)/localcluster ./hack/localcluster
+	cd $(TEST_MODULE) && go build -o $(LOCALBIN)/localcluster ./cmd/localcluster
 
 .PHONY: test-e2e
 test-e2e: tools build ## Run the end-to-end suites with the real OLM: install from catalog/ (test/e2e) and the release train (test/upgrade).
-	go test $(GO_TEST_FLAGS) -p 1 -timeout 40m -v ./test/e2e/... ./test/upgrade/...
+	cd $(TEST_MODULE) && go test $(GO_TEST_FLAGS) -p 1 -timeout 40m -v ./e2e/... ./upgrade/...
 
 ##@ Faults
 
 .PHONY: test-chaos
 test-chaos: tools build ## Crash the manager, restart kube-apiserver, kill the leader, race writers; print the figures.
 	@mkdir -p $(CURDIR)/.cache
-	go test $(GO_TEST_FLAGS) -p 1 -timeout 60m -v ./test/chaos/... 2>&1 | tee $(CURDIR)/.cache/chaos.log
+	cd $(TEST_MODULE) && go test $(GO_TEST_FLAGS) -p 1 -timeout 60m -v ./chaos/... 2>&1 | tee $(CURDIR)/.cache/chaos.log
 	@echo; grep '^CHAOS' $(CURDIR)/.cache/chaos.log
 
 ##@ Benchmarks
@@ -137,50 +166,60 @@ ROUNDS ?= 3
 bench: tools build ## Measure with APPS Apps (default 1000) on a local cluster against a same-run baseline, ROUNDS times (default 3); run the Go benchmarks.
 	go test -run '^$$' -bench . -benchmem ./controllers/desired ./controllers/apply ./api/v1alpha1
 	@mkdir -p $(CURDIR)/.cache
-	go run ./hack/bench --apps $(APPS) --rounds $(ROUNDS) --out $(CURDIR)/.cache/bench-$(APPS).json
+	cd $(TEST_MODULE) && go run ./bench --apps $(APPS) --rounds $(ROUNDS) --out $(CURDIR)/.cache/bench-$(APPS).json
 
 ##@ Deployment (without OLM; needs cert-manager for the webhook certificates)
 
 .PHONY: install
-install: manifests $(KUSTOMIZE) ## Install the CRD into the cluster in your kubeconfig.
+install: manifests kustomize ## Install the CRD into the cluster in your kubeconfig.
 	$(KUSTOMIZE) build config/crd | $(KUBECTL) apply --server-side -f -
 
 .PHONY: uninstall
-uninstall: manifests $(KUSTOMIZE) ## Remove the CRD, and with it every App, from the cluster.
+uninstall: manifests kustomize ## Remove the CRD, and with it every App, from the cluster.
 	$(KUSTOMIZE) build config/crd | $(KUBECTL) delete --ignore-not-found -f -
 
 .PHONY: deploy
-deploy: manifests $(KUSTOMIZE) ## Deploy the operator to the cluster in your kubeconfig.
+deploy: manifests kustomize ## Deploy the operator to the cluster in your kubeconfig.
 	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
 	$(KUSTOMIZE) build config/default | $(KUBECTL) apply --server-side -f -
 
 .PHONY: undeploy
-undeploy: $(KUSTOMIZE) ## Remove the operator deployed with make deploy.
+undeploy: kustomize ## Remove the operator deployed with make deploy.
 	$(KUSTOMIZE) build config/default | $(KUBECTL) delete --ignore-not-found -f -
 
 ##@ OLM bundle and catalog
 
 .PHONY: bundle
-bundle: manifests $(KUSTOMIZE) ## Generate bundle/ and bundle.Dockerfile for VERSION from config/manifests.
-	$(KUSTOMIZE) build config/manifests | go run ./hack/bundle --version $(VERSION) --image $(IMG) \
-		--scorecard-image $(SCORECARD_IMG) --created-at $(BUNDLE_CREATED_AT) \
-		--replaces "$(BUNDLE_REPLACES)" --skip-range "$(BUNDLE_SKIP_RANGE)"
+bundle: manifests kustomize ## Generate bundle/ and bundle.Dockerfile for VERSION (CHANNELS, DEFAULT_CHANNEL) from config/manifests.
+	$(KUSTOMIZE) build config/manifests | go run ./hack/bundle $(BUNDLE_GEN_FLAGS)
 
 .PHONY: catalog
-catalog: bundle $(LOCALBIN)/opm ## Render bundle/ into the file-based catalog in catalog/ and validate it with opm.
-	go run ./hack/catalog --opm $(LOCALBIN)/opm --bundle bundle --catalog catalog
+catalog: bundle opm ## Add bundle/ to the file-based catalog in catalog/ and validate it with opm.
+	go run ./hack/catalog --opm $(OPM) --bundle bundle --catalog catalog
 
 .PHONY: bundle-build
-bundle-build: ## Build the bundle image.
+bundle-build: ## Build the bundle image with a container engine.
 	$(CONTAINER_TOOL) build -f bundle.Dockerfile -t $(BUNDLE_IMG) .
 
 .PHONY: bundle-push
-bundle-push: ## Push the bundle image.
-	$(CONTAINER_TOOL) push $(BUNDLE_IMG)
+bundle-push: ## Push the bundle image with a container engine.
+	$(MAKE) docker-push IMG=$(BUNDLE_IMG)
 
 .PHONY: catalog-build
-catalog-build: ## Build the catalog image, which serves catalog/ with opm.
+catalog-build: ## Build the catalog image, which serves catalog/ with opm, with a container engine.
 	$(CONTAINER_TOOL) build -f catalog.Dockerfile -t $(CATALOG_IMG) .
+
+.PHONY: catalog-push
+catalog-push: ## Push the catalog image with a container engine.
+	$(MAKE) docker-push IMG=$(CATALOG_IMG)
+
+.PHONY: scorecard-build
+scorecard-build: ## Build the custom scorecard tests' image with a container engine.
+	$(CONTAINER_TOOL) build -f scorecard/Dockerfile -t $(SCORECARD_IMG) .
+
+.PHONY: scorecard-push
+scorecard-push: ## Push the custom scorecard tests' image with a container engine.
+	$(MAKE) docker-push IMG=$(SCORECARD_IMG)
 
 ##@ Tools
 
@@ -202,11 +241,18 @@ $(eval $(call tool,olm,olm,github.com/operator-framework/operator-lifecycle-mana
 $(eval $(call tool,catalog,olm,github.com/operator-framework/operator-lifecycle-manager/cmd/catalog))
 $(eval $(call tool,opm,olm,github.com/operator-framework/operator-registry/cmd/opm))
 $(eval $(call tool,promtool,prom,github.com/prometheus/prometheus/cmd/promtool))
+$(eval $(call tool,golangci-lint,lint,github.com/golangci/golangci-lint/v2/cmd/golangci-lint))
+
+.PHONY: controller-gen kustomize opm golangci-lint
+controller-gen: $(CONTROLLER_GEN) ## Build controller-gen into bin/.
+kustomize: $(KUSTOMIZE) ## Build kustomize into bin/.
+opm: $(OPM) ## Build opm into bin/.
+golangci-lint: $(GOLANGCI_LINT) ## Build golangci-lint into bin/.
 
 ENVTEST_TOOLS := $(addprefix $(LOCALBIN)/,kube-apiserver etcd kubectl)
 CLUSTER_TOOLS := $(ENVTEST_TOOLS) $(addprefix $(LOCALBIN)/,kube-controller-manager kube-scheduler kwok kwokctl)
 OLM_TOOLS := $(addprefix $(LOCALBIN)/,olm catalog opm)
-ALL_TOOLS := $(CONTROLLER_GEN) $(KUSTOMIZE) $(CLUSTER_TOOLS) $(OLM_TOOLS) $(LOCALBIN)/promtool
+ALL_TOOLS := $(CONTROLLER_GEN) $(KUSTOMIZE) $(CLUSTER_TOOLS) $(OLM_TOOLS) $(LOCALBIN)/promtool $(GOLANGCI_LINT)
 
 .PHONY: tools
 tools: $(ALL_TOOLS) ## Build every pinned tool into bin/ (about 25 minutes cold, seconds after).

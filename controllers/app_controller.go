@@ -77,7 +77,7 @@ func (r *AppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	}
 	metrics.ReconcileDuration.WithLabelValues(ControllerName).Observe(time.Since(start).Seconds())
 	if err != nil {
-		metrics.ReconcileErrors.WithLabelValues(ControllerName, metrics.ErrorReason(err)).Inc()
+		metrics.ReconcileErrors.WithLabelValues(ControllerName, errorReason(err)).Inc()
 	}
 	if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
 		// The spec cannot be applied as it is; retrying will not help until the App changes.

@@ -19,7 +19,7 @@ import (
 
 	appv1 "github.com/mycompany/app-operator/api/v1"
 	"github.com/mycompany/app-operator/controllers/desired"
-	"github.com/mycompany/app-operator/test/envtest"
+	"github.com/mycompany/app-operator/internal/envtest"
 )
 
 func newApp(ns, name string) *appv1.App {

@@ -16,8 +16,8 @@ import (
 
 	"github.com/mycompany/app-operator/controllers"
 	"github.com/mycompany/app-operator/controllers/apply"
+	"github.com/mycompany/app-operator/internal/envtest"
 	"github.com/mycompany/app-operator/internal/operator"
-	"github.com/mycompany/app-operator/test/envtest"
 )
 
 // A reconcile that runs after the App's children were created, but before their watch events

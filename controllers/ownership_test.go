@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appv1 "github.com/mycompany/app-operator/api/v1"
-	"github.com/mycompany/app-operator/test/envtest"
+	"github.com/mycompany/app-operator/internal/envtest"
 )
 
 // An object that no controller owns, and that lacks the operator's label (so the operator's

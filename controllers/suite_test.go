@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/mycompany/app-operator/test/envtest"
+	"github.com/mycompany/app-operator/internal/envtest"
 )
 
 // env runs the operator against a real API server for every test in this package.

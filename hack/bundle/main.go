@@ -1,52 +1,53 @@
-// Command bundle writes App Operator's OLM bundle from the manifests that
-// `kustomize build config/manifests` prints, as operator-sdk's `generate bundle` does:
+// Command bundle writes App Operator's OLM bundle (make bundle) from the manifests that
+// `kustomize build config/manifests` prints, for a release recorded in catalog/releases.yaml,
+// which decides its date, the release it replaces and its skipRange:
 //
-//	kustomize build config/manifests | go run ./hack/bundle --version 0.1.0 --image quay.io/mycompany/app-operator:0.1.0 ...
+//	kustomize build config/manifests | go run ./hack/bundle --version 0.4.0 --image ... --scorecard-image ...
 //
-// It writes bundle/manifests (the ClusterServiceVersion and every other manifest OLM installs),
-// bundle/metadata/annotations.yaml, bundle/tests/scorecard/config.yaml and bundle.Dockerfile.
-// The output depends only on its input and flags, never on the clock, so that regenerating a
-// committed bundle changes nothing.
+// It writes bundle/ and bundle.Dockerfile; see package internal/release/bundle.
 package main
 
 import (
 	"flag"
 	"fmt"
-	"io"
 	"os"
+	"strings"
+
+	"github.com/mycompany/app-operator/internal/release"
+	"github.com/mycompany/app-operator/internal/release/bundle"
 )
 
 func main() {
-	var o options
-	flag.StringVar(&o.version, "version", "", "Release version, such as 0.1.0.")
-	flag.StringVar(&o.image, "image", "", "Manager image of the release.")
-	flag.StringVar(&o.scorecardImage, "scorecard-image", "", "Image of the custom scorecard tests.")
-	flag.StringVar(&o.createdAt, "created-at", "", "Release date, RFC 3339, for the createdAt annotation.")
-	flag.StringVar(&o.replaces, "replaces", "", "Name of the ClusterServiceVersion this release replaces, if any.")
-	flag.StringVar(&o.skipRange, "skip-range", "", "Versions this release may be installed over directly, such as '>=0.1.0 <0.3.0'.")
-	flag.StringVar(&o.channels, "channels", "stable", "Channels of the release, comma separated.")
-	flag.StringVar(&o.defaultChannel, "default-channel", "stable", "Default channel of the package.")
-	flag.StringVar(&o.dir, "output-dir", "bundle", "Directory of the bundle.")
-	flag.StringVar(&o.dockerfile, "dockerfile", "bundle.Dockerfile", "Path of the bundle's Dockerfile.")
+	version := flag.String("version", "", "Release version, such as 0.1.0; catalog/releases.yaml must record it.")
+	image := flag.String("image", "", "Manager image of the release.")
+	scorecardImage := flag.String("scorecard-image", "", "Image of the custom scorecard tests.")
+	channels := flag.String("channels", "stable", "Channels of the release, comma separated.")
+	defaultChannel := flag.String("default-channel", "stable", "Default channel of the package.")
+	installNamespace := flag.String("install-namespace", bundle.DefaultInstallNamespace, "Namespace the CRD's conversion webhook names until OLM points it at its own Service.")
+	catalogDir := flag.String("catalog", "catalog", "Catalog directory holding releases.yaml.")
+	dir := flag.String("output-dir", "bundle", "Directory of the bundle.")
+	dockerfile := flag.String("dockerfile", "bundle.Dockerfile", "Path of the bundle's Dockerfile.")
 	flag.Parse()
 
-	if err := run(os.Stdin, o); err != nil {
+	err := func() error {
+		releases, err := release.Load(*catalogDir)
+		if err != nil {
+			return err
+		}
+		o, err := bundle.ForRelease(releases, *version)
+		if err != nil {
+			return err
+		}
+		o.Image, o.ScorecardImage, o.InstallNamespace = *image, *scorecardImage, *installNamespace
+		o.Channels, o.DefaultChannel = strings.Split(*channels, ","), *defaultChannel
+		b, err := bundle.Generate(os.Stdin, o)
+		if err != nil {
+			return err
+		}
+		return b.Write(*dir, *dockerfile)
+	}()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bundle:", err)
 		os.Exit(1)
 	}
-}
-
-func run(in io.Reader, o options) error {
-	if err := o.validate(); err != nil {
-		return err
-	}
-	objs, err := decode(in)
-	if err != nil {
-		return err
-	}
-	b, err := build(objs, o)
-	if err != nil {
-		return err
-	}
-	return b.write(o)
 }

@@ -8,13 +8,11 @@ import (
 	"errors"
 
 	"github.com/prometheus/client_golang/prometheus"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appv1 "github.com/mycompany/app-operator/api/v1"
-	"github.com/mycompany/app-operator/controllers/apply"
 )
 
 var (
@@ -24,7 +22,8 @@ var (
 		Help: "Number of reconciles, by controller.",
 	}, []string{"controller"})
 
-	// ReconcileErrors counts failed reconciles by controller and reason.
+	// ReconcileErrors counts failed reconciles by controller and reason: the API status reason
+	// of the error (Conflict, Forbidden, ...), NotOwned, or Other.
 	ReconcileErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "operator_reconcile_errors_total",
 		Help: "Number of reconciles that failed, by controller and reason.",
@@ -61,18 +60,6 @@ func Register(reg prometheus.Registerer, reader client.Reader) error {
 		reg.Register(MigratedApps),
 		reg.Register(&appsCollector{reader: reader}),
 	)
-}
-
-// ErrorReason classifies a reconcile error for ReconcileErrors.
-func ErrorReason(err error) string {
-	var notOwned *apply.NotOwnedError
-	if errors.As(err, &notOwned) {
-		return "NotOwned"
-	}
-	if reason := apierrors.ReasonForError(err); reason != metav1.StatusReasonUnknown {
-		return string(reason)
-	}
-	return "Other"
 }
 
 var (

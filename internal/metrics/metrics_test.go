@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -14,9 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	appv1 "github.com/mycompany/app-operator/api/v1"
-	"github.com/mycompany/app-operator/controllers/apply"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 func app(name string, conds ...metav1.Condition) *appv1.App {
@@ -47,14 +43,6 @@ operator_app_condition{name="web",namespace="shop",status="Unknown",type="Progre
 	n, err := testutil.GatherAndCount(registryWith(t, &appsCollector{reader: reader}), "operator_apps")
 	require.NoError(t, err)
 	require.Equal(t, 9, n, "three condition types by three statuses")
-}
-
-func TestErrorReason(t *testing.T) {
-	gr := schema.GroupResource{Group: "apps", Resource: "deployments"}
-	require.Equal(t, "NotOwned", ErrorReason(&apply.NotOwnedError{Kind: "Service"}))
-	require.Equal(t, "Conflict", ErrorReason(apierrors.NewConflict(gr, "web", nil)))
-	require.Equal(t, "Forbidden", ErrorReason(apierrors.NewForbidden(gr, "web", nil)))
-	require.Equal(t, "Other", ErrorReason(context.DeadlineExceeded))
 }
 
 func registryWith(t *testing.T, c *appsCollector) *prometheus.Registry {

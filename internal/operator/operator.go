@@ -28,8 +28,8 @@ import (
 	"github.com/mycompany/app-operator/controllers"
 	"github.com/mycompany/app-operator/controllers/apply"
 	"github.com/mycompany/app-operator/controllers/desired"
-	"github.com/mycompany/app-operator/controllers/migration"
 	"github.com/mycompany/app-operator/internal/metrics"
+	"github.com/mycompany/app-operator/internal/storagemigration"
 	appwebhook "github.com/mycompany/app-operator/internal/webhook"
 )
 
@@ -102,13 +102,13 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err := appwebhook.Setup(mgr); err != nil {
 		return fmt.Errorf("setting up the App webhooks: %w", err)
 	}
-	migrator := &migration.Migrator{
+	migrator := &storagemigration.Migrator{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
 		Recorder: mgr.GetEventRecorder("storage-migration"), Log: mgr.GetLogger().WithName("storage-migration"),
 		Interval: o.MigrationInterval, PageSize: 500,
 	}
 	if o.OperatorCondition.Name != "" {
-		migrator.Upgradeable = &migration.OperatorCondition{
+		migrator.Upgradeable = &storagemigration.OperatorCondition{
 			Reader: mgr.GetAPIReader(), Client: mgr.GetClient(), Key: o.OperatorCondition, Type: operatorsv2.Upgradeable,
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/mycompany/app-operator/test/framework"
+	"github.com/mycompany/app-operator/test/localcluster"
 )
 
 const (
@@ -20,17 +20,17 @@ const (
 )
 
 // leader returns which of the managers leads, from their leader_election_master_status.
-func leader(t *testing.T, token string, ops ...*framework.Operator) *framework.Operator {
+func leader(t *testing.T, token string, ops ...*localcluster.Operator) *localcluster.Operator {
 	t.Helper()
 	for _, op := range ops {
 		if op.Exited() {
 			continue
 		}
-		f, err := framework.NewScraper(op.MetricsURL, token).Families(context.Background())
+		f, err := localcluster.NewScraper(op.MetricsURL, token).Families(context.Background())
 		if err != nil {
 			continue
 		}
-		if v, err := framework.Gauge(f, "leader_election_master_status", "name", "app-operator.mycompany.com"); err == nil && v == 1 {
+		if v, err := localcluster.Gauge(f, "leader_election_master_status", "name", "app-operator.mycompany.com"); err == nil && v == 1 {
 			return op
 		}
 	}
@@ -53,8 +53,8 @@ func TestAStandbyTakesOverFromTheLeader(t *testing.T) {
 	require.NoError(t, err)
 	createNamespace(t, c, "failover")
 
-	waitLeader := func(from time.Time, ops ...*framework.Operator) (*framework.Operator, time.Duration) {
-		var l *framework.Operator
+	waitLeader := func(from time.Time, ops ...*localcluster.Operator) (*localcluster.Operator, time.Duration) {
+		var l *localcluster.Operator
 		require.NoError(t, c.Poll(ctx, time.Minute, "a manager to lead", func(context.Context) (bool, error) {
 			l = leader(t, token, ops...)
 			return l != nil, nil
@@ -62,7 +62,7 @@ func TestAStandbyTakesOverFromTheLeader(t *testing.T) {
 		return l, time.Since(from)
 	}
 	first, _ := waitLeader(time.Now(), a, b)
-	standby := map[*framework.Operator]*framework.Operator{a: b, b: a}[first]
+	standby := map[*localcluster.Operator]*localcluster.Operator{a: b, b: a}[first]
 
 	// The leader dies.
 	killedAt := time.Now()

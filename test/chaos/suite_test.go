@@ -21,12 +21,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appv1 "github.com/mycompany/app-operator/api/v1"
-	"github.com/mycompany/app-operator/test/framework"
+	"github.com/mycompany/app-operator/test/localcluster"
 )
 
-var root = framework.RepoRoot()
+var root = localcluster.RepoRoot()
 
-func TestMain(m *testing.M) { os.Exit(framework.Main(m, "chaos", nil)) }
+func TestMain(m *testing.M) { os.Exit(localcluster.Main(m, "chaos", nil)) }
 
 // figures prints what a case measured, for make test-chaos to show.
 func figures(t *testing.T, format string, args ...any) {
@@ -37,11 +37,11 @@ func figures(t *testing.T, format string, args ...any) {
 }
 
 // newCluster starts a cluster with OLM and the project's catalog, kept on failure.
-func newCluster(t *testing.T, managerArgs ...string) *framework.Cluster {
+func newCluster(t *testing.T, managerArgs ...string) *localcluster.Cluster {
 	t.Helper()
 	ctx := context.Background()
 	dir := filepath.Join(root, ".cache", "chaos", t.Name()+"-"+time.Now().Format("150405"))
-	c, err := framework.StartWithOLM(ctx, framework.Options{Name: "app-chaos", Dir: dir, Bin: filepath.Join(root, "bin")}, root)
+	c, err := localcluster.StartWithOLM(ctx, localcluster.Options{Name: "app-chaos", Dir: dir, Bin: filepath.Join(root, "bin")}, root)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		require.NoError(t, c.Stop())
@@ -53,8 +53,8 @@ func newCluster(t *testing.T, managerArgs ...string) *framework.Cluster {
 	})
 	c.ManagerArgs = managerArgs
 	require.NoError(t, c.ServeCatalog(ctx, filepath.Join(root, "catalog")))
-	require.NoError(t, c.Subscribe(ctx, framework.Subscription{}))
-	head, err := framework.ChannelHead(filepath.Join(root, "catalog"))
+	require.NoError(t, c.Subscribe(ctx, localcluster.Subscription{}))
+	head, err := localcluster.ChannelHead(filepath.Join(root, "catalog"))
 	require.NoError(t, err)
 	_, err = c.WaitForCSV(ctx, head, 3*time.Minute)
 	require.NoError(t, err)
@@ -64,12 +64,12 @@ func newCluster(t *testing.T, managerArgs ...string) *framework.Cluster {
 func manager() string { return filepath.Join(root, "bin", "manager") }
 
 // runKubelet runs the checkout's manager for whatever OLM deploys, and waits until it runs.
-func runKubelet(t *testing.T, c *framework.Cluster) *framework.Kubelet {
+func runKubelet(t *testing.T, c *localcluster.Cluster) *localcluster.Kubelet {
 	t.Helper()
 	ctx := context.Background()
 	k := c.RunKubelet(func(context.Context, string) (string, error) { return manager(), nil })
 	t.Cleanup(k.Stop)
-	head, err := framework.ChannelHead(filepath.Join(root, "catalog"))
+	head, err := localcluster.ChannelHead(filepath.Join(root, "catalog"))
 	require.NoError(t, err)
 	_, err = k.WaitFor(ctx, head, 3*time.Minute)
 	require.NoError(t, err)
@@ -86,7 +86,7 @@ func newApp(ns string, i int) *appv1.App {
 // refused while the operator's webhooks or the API server are down is tried again, and one
 // whose answer was lost (it may have succeeded) is not an error. It returns how many
 // attempts failed and were retried.
-func createApps(t *testing.T, c *framework.Cluster, ns string, from, to int) int {
+func createApps(t *testing.T, c *localcluster.Cluster, ns string, from, to int) int {
 	t.Helper()
 	retried := 0
 	for i := from; i < to; i++ {
@@ -102,13 +102,13 @@ func createApps(t *testing.T, c *framework.Cluster, ns string, from, to int) int
 	return retried
 }
 
-func createNamespace(t *testing.T, c *framework.Cluster, name string) {
+func createNamespace(t *testing.T, c *localcluster.Cluster, name string) {
 	t.Helper()
 	require.NoError(t, c.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}))
 }
 
 // waitConverged waits until n Apps of a namespace are Available and returns how long it took.
-func waitConverged(t *testing.T, c *framework.Cluster, ns string, n int, timeout time.Duration) time.Duration {
+func waitConverged(t *testing.T, c *localcluster.Cluster, ns string, n int, timeout time.Duration) time.Duration {
 	t.Helper()
 	start := time.Now()
 	require.NoError(t, c.Poll(context.Background(), timeout, fmt.Sprintf("%d Apps in %s to be Available", n, ns), func(ctx context.Context) (bool, error) {
@@ -130,7 +130,7 @@ func waitConverged(t *testing.T, c *framework.Cluster, ns string, n int, timeout
 
 // assertExactlyOneWorkloadEach checks that each App of a namespace has exactly one Deployment
 // and one Service, controlled by it, and that no managed Deployment or Service is orphaned.
-func assertExactlyOneWorkloadEach(t *testing.T, c *framework.Cluster, ns string, n int) {
+func assertExactlyOneWorkloadEach(t *testing.T, c *localcluster.Cluster, ns string, n int) {
 	t.Helper()
 	ctx := context.Background()
 	apps := &appv1.AppList{}
@@ -163,7 +163,7 @@ func assertExactlyOneWorkloadEach(t *testing.T, c *framework.Cluster, ns string,
 
 // unrecoverable returns the log lines of the managers that no retry recovers from: panics,
 // fatal errors, and a manager that stopped on its own.
-func unrecoverable(t *testing.T, c *framework.Cluster) []string {
+func unrecoverable(t *testing.T, c *localcluster.Cluster) []string {
 	t.Helper()
 	logs, err := filepath.Glob(filepath.Join(c.LogDir(), "manager*.log"))
 	require.NoError(t, err)

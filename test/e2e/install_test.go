@@ -14,13 +14,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/mycompany/app-operator/test/framework"
+	"github.com/mycompany/app-operator/test/localcluster"
 )
 
 func TestOLMInstallsTheOperatorFromTheCatalog(t *testing.T) {
 	ctx := context.Background()
 	csv := &operatorsv1alpha1.ClusterServiceVersion{}
-	require.NoError(t, cluster.Client.Get(ctx, client.ObjectKey{Namespace: framework.OperatorsNamespace, Name: headCSV()}, csv))
+	require.NoError(t, cluster.Client.Get(ctx, client.ObjectKey{Namespace: localcluster.OperatorsNamespace, Name: headCSV()}, csv))
 	require.Equal(t, operatorsv1alpha1.CSVPhaseSucceeded, csv.Status.Phase)
 
 	// OLM made the conversion webhook's certificate and injected its CA into the CRD.
@@ -29,13 +29,13 @@ func TestOLMInstallsTheOperatorFromTheCatalog(t *testing.T) {
 	conv := crd.Spec.Conversion
 	require.Equal(t, apiextensionsv1.WebhookConverter, conv.Strategy)
 	require.NotEmpty(t, conv.Webhook.ClientConfig.CABundle, "OLM injects the caBundle")
-	require.Equal(t, framework.DeploymentName+"-service", conv.Webhook.ClientConfig.Service.Name)
-	require.Equal(t, framework.OperatorsNamespace, conv.Webhook.ClientConfig.Service.Namespace)
+	require.Equal(t, localcluster.DeploymentName+"-service", conv.Webhook.ClientConfig.Service.Name)
+	require.Equal(t, localcluster.OperatorsNamespace, conv.Webhook.ClientConfig.Service.Namespace)
 
 	// Nothing is stored in an older version, so the operator tells OLM it may be replaced.
 	eventually(t, time.Minute, func(c *assert.CollectT) {
 		oc := &operatorsv2.OperatorCondition{}
-		require.NoError(c, cluster.Client.Get(ctx, client.ObjectKey{Namespace: framework.OperatorsNamespace, Name: headCSV()}, oc))
+		require.NoError(c, cluster.Client.Get(ctx, client.ObjectKey{Namespace: localcluster.OperatorsNamespace, Name: headCSV()}, oc))
 		up := meta.FindStatusCondition(oc.Spec.Conditions, operatorsv2.Upgradeable)
 		require.NotNil(c, up, "the operator sets Upgradeable")
 		require.Equal(c, metav1.ConditionTrue, up.Status)

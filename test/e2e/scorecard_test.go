@@ -8,11 +8,11 @@ import (
 	"github.com/operator-framework/api/pkg/apis/scorecard/v1alpha3"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mycompany/app-operator/test/framework"
+	"github.com/mycompany/app-operator/test/localcluster"
 )
 
 func TestScorecardCustomTestsPass(t *testing.T) {
-	results, skipped, err := framework.RunScorecard(context.Background(),
+	results, skipped, err := localcluster.RunScorecard(context.Background(),
 		filepath.Join(root, "bundle", "tests", "scorecard", "config.yaml"),
 		filepath.Join(root, "bin", "app-scorecard"), cluster.Kubeconfig)
 	require.NoError(t, err)

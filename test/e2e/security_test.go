@@ -25,7 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appv1 "github.com/mycompany/app-operator/api/v1"
-	"github.com/mycompany/app-operator/test/framework"
+	"github.com/mycompany/app-operator/test/localcluster"
 )
 
 // can asks the API server whether the operator's ServiceAccount may do something.
@@ -33,7 +33,7 @@ func can(t *testing.T, verb, group, resource, namespace, name string) bool {
 	t.Helper()
 	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 		User:   kubelet.Operator().ServiceAccount,
-		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + framework.OperatorsNamespace, "system:authenticated"},
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + localcluster.OperatorsNamespace, "system:authenticated"},
 		ResourceAttributes: &authorizationv1.ResourceAttributes{
 			Verb: verb, Group: group, Resource: resource, Namespace: namespace, Name: name},
 	}}
@@ -44,7 +44,7 @@ func can(t *testing.T, verb, group, resource, namespace, name string) bool {
 func TestTheOperatorCannotReadSecretsOrTouchWhatItDoesNotManage(t *testing.T) {
 	for _, verb := range []string{"get", "list", "watch"} {
 		require.False(t, can(t, verb, "", "secrets", "", ""), "%s secrets cluster-wide", verb)
-		require.False(t, can(t, verb, "", "secrets", framework.OperatorsNamespace, ""), "%s secrets in its namespace", verb)
+		require.False(t, can(t, verb, "", "secrets", localcluster.OperatorsNamespace, ""), "%s secrets in its namespace", verb)
 	}
 	for _, r := range []struct{ verb, group, resource, name string }{
 		{"update", "", "configmaps", ""}, {"delete", "", "pods", ""}, {"create", "", "pods", ""},

@@ -10,26 +10,26 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mycompany/app-operator/test/framework"
+	"github.com/mycompany/app-operator/test/localcluster"
 )
 
 var (
-	root    = framework.RepoRoot()
-	cluster *framework.Cluster
+	root    = localcluster.RepoRoot()
+	cluster *localcluster.Cluster
 	// kubelet runs the manager of whichever release OLM deploys; this suite tests the
 	// checkout's manager, bin/manager, under the catalog's newest release.
-	kubelet *framework.Kubelet
+	kubelet *localcluster.Kubelet
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(framework.Main(m, "e2e", run))
+	os.Exit(localcluster.Main(m, "e2e", run))
 }
 
 func run(m *testing.M) int {
 	ctx := context.Background()
 	dir := filepath.Join(root, ".cache", "e2e", time.Now().Format("20060102-150405"))
 	var err error
-	cluster, err = framework.StartWithOLM(ctx, framework.Options{Name: "app-e2e", Dir: dir, Bin: filepath.Join(root, "bin")}, root)
+	cluster, err = localcluster.StartWithOLM(ctx, localcluster.Options{Name: "app-e2e", Dir: dir, Bin: filepath.Join(root, "bin")}, root)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting the cluster:", err)
 		return 1
@@ -69,7 +69,7 @@ func install(ctx context.Context) error {
 // subscribe subscribes to the stable channel, waits for OLM to install its head and runs the
 // manager as OLM's Deployment describes it.
 func subscribe(ctx context.Context) error {
-	if err := cluster.Subscribe(ctx, framework.Subscription{}); err != nil {
+	if err := cluster.Subscribe(ctx, localcluster.Subscription{}); err != nil {
 		return fmt.Errorf("subscribing: %w", err)
 	}
 	csv := headCSV()
@@ -86,7 +86,7 @@ func subscribe(ctx context.Context) error {
 }
 
 func headCSV() string {
-	head, err := framework.ChannelHead(filepath.Join(root, "catalog"))
+	head, err := localcluster.ChannelHead(filepath.Join(root, "catalog"))
 	if err != nil {
 		panic(err)
 	}

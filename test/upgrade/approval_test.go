@@ -10,7 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/mycompany/app-operator/test/framework"
+	"github.com/mycompany/app-operator/test/localcluster"
 )
 
 // TestManualApprovalHoldsTheUpgrade subscribes with manual approval: a published release
@@ -23,7 +23,7 @@ func TestManualApprovalHoldsTheUpgrade(t *testing.T) {
 	previous, head := versions[len(versions)-2], versions[len(versions)-1]
 
 	require.NoError(t, e.PublishCatalog(ctx, root, previous))
-	require.NoError(t, e.Subscribe(ctx, framework.Subscription{Manual: true}))
+	require.NoError(t, e.Subscribe(ctx, localcluster.Subscription{Manual: true}))
 	require.NoError(t, e.Approve(ctx, csvName(previous)))
 	e.waitRelease(t, previous)
 	e.createFleet(t, 6)
@@ -36,7 +36,7 @@ func TestManualApprovalHoldsTheUpgrade(t *testing.T) {
 	time.Sleep(10 * time.Second)
 	require.NoError(t, e.Client.Get(ctx, client.ObjectKeyFromObject(plan), plan))
 	require.Equal(t, operatorsv1alpha1.InstallPlanPhaseRequiresApproval, plan.Status.Phase)
-	err = e.Client.Get(ctx, client.ObjectKey{Namespace: framework.OperatorsNamespace, Name: csvName(head)}, &operatorsv1alpha1.ClusterServiceVersion{})
+	err = e.Client.Get(ctx, client.ObjectKey{Namespace: localcluster.OperatorsNamespace, Name: csvName(head)}, &operatorsv1alpha1.ClusterServiceVersion{})
 	require.True(t, apierrors.IsNotFound(err), "nothing is installed before approval: %v", err)
 	e.assertFleetUnchanged(t, before)
 

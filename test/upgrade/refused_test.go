@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/mycompany/app-operator/internal/catalog"
-	"github.com/mycompany/app-operator/test/framework"
+	"github.com/mycompany/app-operator/internal/release/catalog"
+	"github.com/mycompany/app-operator/test/localcluster"
 )
 
 // badVersion is the throwaway release whose CRD would invalidate every existing App.
@@ -36,7 +36,7 @@ func TestAnUpgradeThatWouldInvalidateAppsIsRefused(t *testing.T) {
 	// Publish the head's catalog plus the throwaway release.
 	dir := filepath.Join(e.Dir, "catalog-refused")
 	require.NoError(t, copyTree(filepath.Join(e.Dir, "catalog-"+head), dir))
-	require.NoError(t, catalog.Render(filepath.Join(e.Bin, "opm"), badBundle(t, e, csvName(head)), dir))
+	require.NoError(t, catalog.Add(filepath.Join(e.Bin, "opm"), badBundle(t, e, csvName(head)), dir))
 	require.NoError(t, e.ServeCatalog(ctx, dir))
 
 	plan, err := e.InstallPlanFor(ctx, csvName(badVersion), 3*time.Minute)
@@ -59,7 +59,7 @@ func TestAnUpgradeThatWouldInvalidateAppsIsRefused(t *testing.T) {
 	require.NoError(t, e.Client.Get(ctx, client.ObjectKey{Name: "apps.mycompany.com"}, crdAfter))
 	require.Equal(t, crdBefore.Spec.Versions, crdAfter.Spec.Versions)
 	bad := &operatorsv1alpha1.ClusterServiceVersion{}
-	err = e.Client.Get(ctx, client.ObjectKey{Namespace: framework.OperatorsNamespace, Name: csvName(badVersion)}, bad)
+	err = e.Client.Get(ctx, client.ObjectKey{Namespace: localcluster.OperatorsNamespace, Name: csvName(badVersion)}, bad)
 	require.True(t, err != nil || bad.Status.Phase != operatorsv1alpha1.CSVPhaseSucceeded, "the refused release is not installed")
 	require.Equal(t, csvName(head), e.kubelet.Running(), "the head's manager still runs")
 	e.assertFleetUnchanged(t, before)

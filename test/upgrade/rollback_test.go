@@ -10,7 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/mycompany/app-operator/test/framework"
+	"github.com/mycompany/app-operator/test/localcluster"
 )
 
 // TestRollbackToThePreviousReleaseAndForward goes back from the head to the previous release
@@ -26,7 +26,7 @@ func TestRollbackToThePreviousReleaseAndForward(t *testing.T) {
 	before := e.installWithFleet(t, head, 12)
 
 	require.NoError(t, e.Uninstall(ctx))
-	require.NoError(t, e.Subscribe(ctx, framework.Subscription{StartingCSV: csvName(previous), Manual: true}))
+	require.NoError(t, e.Subscribe(ctx, localcluster.Subscription{StartingCSV: csvName(previous), Manual: true}))
 	require.NoError(t, e.Approve(ctx, csvName(previous)))
 	e.waitRelease(t, previous)
 	e.assertFleetUnchanged(t, before)
@@ -42,7 +42,7 @@ func TestRollbackToThePreviousReleaseAndForward(t *testing.T) {
 	require.NoError(t, e.Approve(ctx, csvName(head)))
 	e.waitRelease(t, head)
 	e.assertFleetUnchanged(t, before)
-	key := client.ObjectKey{Namespace: framework.OperatorsNamespace, Name: csvName(previous)}
+	key := client.ObjectKey{Namespace: localcluster.OperatorsNamespace, Name: csvName(previous)}
 	require.NoError(t, e.Poll(ctx, time.Minute, "OLM to remove "+csvName(previous), func(ctx context.Context) (bool, error) {
 		err := e.Client.Get(ctx, key, &operatorsv1alpha1.ClusterServiceVersion{})
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)

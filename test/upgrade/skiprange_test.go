@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/mycompany/app-operator/test/framework"
+	"github.com/mycompany/app-operator/test/localcluster"
 )
 
 // TestSkipRangeJumpsToTheHead installs the first release, then publishes every release at once:
@@ -26,7 +26,7 @@ func TestSkipRangeJumpsToTheHead(t *testing.T) {
 	e.assertFleetUnchanged(t, before)
 
 	plans := &operatorsv1alpha1.InstallPlanList{}
-	require.NoError(t, e.Client.List(ctx, plans, client.InNamespace(framework.OperatorsNamespace)))
+	require.NoError(t, e.Client.List(ctx, plans, client.InNamespace(localcluster.OperatorsNamespace)))
 	for _, p := range plans.Items {
 		for _, v := range versions[1 : len(versions)-1] {
 			require.NotContains(t, p.Spec.ClusterServiceVersionNames, csvName(v), "OLM skips %s", v)

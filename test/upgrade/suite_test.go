@@ -19,18 +19,18 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/mycompany/app-operator/test/framework"
+	"github.com/mycompany/app-operator/test/localcluster"
 )
 
-var root = framework.RepoRoot()
+var root = localcluster.RepoRoot()
 
-func TestMain(m *testing.M) { os.Exit(framework.Main(m, "upgrade", nil)) }
+func TestMain(m *testing.M) { os.Exit(localcluster.Main(m, "upgrade", nil)) }
 
 // env is one scenario's cluster with OLM, and the kubelet that runs whichever release OLM
 // deploys.
 type env struct {
-	*framework.Cluster
-	kubelet *framework.Kubelet
+	*localcluster.Cluster
+	kubelet *localcluster.Kubelet
 }
 
 // newEnv starts a fresh cluster with OLM for one test; its logs are kept if the test fails.
@@ -38,7 +38,7 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
 	dir := filepath.Join(root, ".cache", "upgrade", strings.ReplaceAll(t.Name(), "/", "-")+"-"+time.Now().Format("150405"))
-	c, err := framework.StartWithOLM(ctx, framework.Options{Name: "app-upgrade", Dir: dir, Bin: filepath.Join(root, "bin")}, root)
+	c, err := localcluster.StartWithOLM(ctx, localcluster.Options{Name: "app-upgrade", Dir: dir, Bin: filepath.Join(root, "bin")}, root)
 	require.NoError(t, err)
 	e := &env{Cluster: c}
 	t.Cleanup(func() {
@@ -53,7 +53,7 @@ func newEnv(t *testing.T) *env {
 		}
 	})
 	e.kubelet = c.RunKubelet(func(ctx context.Context, csv string) (string, error) {
-		return framework.ManagerFor(ctx, root, c.Bin, csv)
+		return localcluster.ManagerFor(ctx, root, c.Bin, csv)
 	})
 	return e
 }
@@ -61,7 +61,7 @@ func newEnv(t *testing.T) *env {
 // releases are the versions of the stable channel, oldest first.
 func releases(t *testing.T) []string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(root, "catalog", framework.PackageName, "channel.yaml"))
+	raw, err := os.ReadFile(filepath.Join(root, "catalog", localcluster.PackageName, "channels", localcluster.Channel+".yaml"))
 	require.NoError(t, err)
 	var ch struct {
 		Entries []struct{ Name string } `json:"entries"`
@@ -69,13 +69,13 @@ func releases(t *testing.T) []string {
 	require.NoError(t, yaml.Unmarshal(raw, &ch))
 	var vs []string
 	for _, e := range ch.Entries {
-		vs = append(vs, strings.TrimPrefix(e.Name, framework.PackageName+".v"))
+		vs = append(vs, strings.TrimPrefix(e.Name, localcluster.PackageName+".v"))
 	}
 	require.GreaterOrEqual(t, len(vs), 2, "the release train needs two releases at least")
 	return vs
 }
 
-func csvName(version string) string { return framework.PackageName + ".v" + version }
+func csvName(version string) string { return localcluster.PackageName + ".v" + version }
 
 // storedVersions is what the release plan (docs/releases.md) says the CRD's
 // status.storedVersions hold once a release runs: v1alpha1 until 0.2.0 migrates to v1.
@@ -113,7 +113,7 @@ func (e *env) installWithFleet(t *testing.T, version string, apps int) fleetStat
 	t.Helper()
 	ctx := context.Background()
 	require.NoError(t, e.PublishCatalog(ctx, root, version))
-	require.NoError(t, e.Subscribe(ctx, framework.Subscription{}))
+	require.NoError(t, e.Subscribe(ctx, localcluster.Subscription{}))
 	e.waitRelease(t, version)
 	e.createFleet(t, apps)
 	return e.snapshot(t)

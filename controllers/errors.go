@@ -1,0 +1,23 @@
+package controllers
+
+import (
+	"errors"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mycompany/app-operator/controllers/apply"
+)
+
+// errorReason classifies a reconcile error for the reconcile errors metric: NotOwned when a
+// child's name is taken, the API status reason (Conflict, Forbidden, ...), or Other.
+func errorReason(err error) string {
+	var notOwned *apply.NotOwnedError
+	if errors.As(err, &notOwned) {
+		return "NotOwned"
+	}
+	if reason := apierrors.ReasonForError(err); reason != metav1.StatusReasonUnknown {
+		return string(reason)
+	}
+	return "Other"
+}

@@ -1,0 +1,173 @@
+// Package release holds App Operator's release record, catalog/releases.yaml, and what it
+// decides for every release: its ClusterServiceVersion's name, its createdAt date, the release
+// it replaces and the versions it may skip. Subpackages turn a release into its OLM bundle
+// (bundle) and add bundles to the file-based catalog (catalog).
+package release
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/blang/semver/v4"
+	"sigs.k8s.io/yaml"
+)
+
+// PackageName is App Operator's OLM package.
+const PackageName = "app-operator"
+
+// RecordFile is the name of the release record in the catalog directory. catalog/.indexignore
+// keeps it out of what opm serves.
+const RecordFile = "releases.yaml"
+
+// Release is one release of App Operator, cut or being prepared.
+type Release struct {
+	// Version is the release's version, such as 0.1.0.
+	Version string `json:"version"`
+	// Date is the day the release is published (YYYY-MM-DD): its ClusterServiceVersion's
+	// createdAt.
+	Date string `json:"date"`
+	// Commit is the source commit the release was cut from; empty while it is prepared.
+	Commit string `json:"commit,omitempty"`
+	// SkipRange, when set, replaces the default olm.skipRange (every earlier release, see
+	// Releases.Graph); "none" leaves it out.
+	SkipRange string `json:"skipRange,omitempty"`
+}
+
+// CSVName is the name of the release's ClusterServiceVersion.
+func (r Release) CSVName() string { return CSVName(r.Version) }
+
+// CSVName is the name of a version's ClusterServiceVersion.
+func CSVName(version string) string { return PackageName + ".v" + version }
+
+// Cut reports whether the release was cut: its commit is recorded, and its bundle never
+// changes again.
+func (r Release) Cut() bool { return r.Commit != "" }
+
+// CreatedAt is the release's createdAt annotation: midnight UTC of its date.
+func (r Release) CreatedAt() string { return r.Date + "T00:00:00Z" }
+
+// Releases are the releases of the record, oldest first.
+type Releases []Release
+
+// Load reads and checks the release record of a catalog directory.
+func Load(catalogDir string) (Releases, error) {
+	raw, err := os.ReadFile(filepath.Join(catalogDir, RecordFile))
+	if err != nil {
+		return nil, err
+	}
+	return Parse(raw)
+}
+
+// Parse reads a release record. Every release names a version and a date; versions rise from
+// one release to the next; every commit is a full commit id; only the last release may be
+// without a commit (it is being prepared). Each fault is reported with its field.
+func Parse(raw []byte) (Releases, error) {
+	var doc struct {
+		Releases Releases `json:"releases"`
+	}
+	if err := yaml.UnmarshalStrict(raw, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", RecordFile, err)
+	}
+	if len(doc.Releases) == 0 {
+		return nil, fmt.Errorf("%s: releases: no release recorded", RecordFile)
+	}
+	var errs []error
+	bad := func(i int, field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: releases[%d].%s: %s", RecordFile, i, field, fmt.Sprintf(format, args...)))
+	}
+	var previous *semver.Version
+	for i, r := range doc.Releases {
+		v, err := semver.Parse(r.Version)
+		switch {
+		case err != nil:
+			bad(i, "version", "%v", err)
+		case previous != nil && !v.GT(*previous):
+			bad(i, "version", "%s must be newer than the release before it, %s", v, previous)
+		}
+		if err == nil {
+			previous = &v
+		}
+		if _, err := time.Parse(time.DateOnly, r.Date); err != nil {
+			bad(i, "date", "want YYYY-MM-DD, got %q", r.Date)
+		}
+		switch {
+		case r.Commit == "" && i < len(doc.Releases)-1:
+			bad(i, "commit", "only the last release may be uncut, and %s is followed by %s", r.Version, doc.Releases[i+1].Version)
+		case r.Commit != "" && !isCommitID(r.Commit):
+			bad(i, "commit", "want a full 40-character commit id, got %q", r.Commit)
+		}
+		if r.SkipRange != "" && r.SkipRange != NoSkipRange {
+			if _, err := semver.ParseRange(r.SkipRange); err != nil {
+				bad(i, "skipRange", "%v", err)
+			}
+		}
+	}
+	return doc.Releases, errors.Join(errs...)
+}
+
+// NoSkipRange is the SkipRange of a release that may be installed over its predecessor only.
+const NoSkipRange = "none"
+
+func isCommitID(s string) bool {
+	if len(s) != 40 {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// Find returns the release of a version.
+func (rs Releases) Find(version string) (Release, bool) {
+	for _, r := range rs {
+		if r.Version == version {
+			return r, true
+		}
+	}
+	return Release{}, false
+}
+
+// Latest is the newest release: the one prepared, or the last cut.
+func (rs Releases) Latest() Release { return rs[len(rs)-1] }
+
+// Cut are the releases that were cut, oldest first.
+func (rs Releases) Cut() Releases {
+	var out Releases
+	for _, r := range rs {
+		if r.Cut() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Graph returns where a release sits in the upgrade graph: the ClusterServiceVersion it
+// replaces (the release before it) and its olm.skipRange. By default a release may be
+// installed directly over every earlier one (">=first <version>"); the record's skipRange
+// narrows that, or removes it ("none").
+func (rs Releases) Graph(version string) (replaces, skipRange string, err error) {
+	for i, r := range rs {
+		if r.Version != version {
+			continue
+		}
+		if i == 0 {
+			return "", "", nil
+		}
+		replaces = rs[i-1].CSVName()
+		switch r.SkipRange {
+		case "":
+			skipRange = fmt.Sprintf(">=%s <%s", rs[0].Version, r.Version)
+		case NoSkipRange:
+		default:
+			skipRange = r.SkipRange
+		}
+		return replaces, skipRange, nil
+	}
+	return "", "", fmt.Errorf("version %s is not in %s: add it as the release being prepared", version, RecordFile)
+}

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/pprof/profile"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appv1 "github.com/mycompany/app-operator/api/v1"
+	"github.com/mycompany/app-operator/controllers/desired"
+	"github.com/mycompany/app-operator/test/localcluster"
+)
+
+// phase is what one side of the comparison took: the time until every object was created,
+// the time until every one was Available, the CPU seconds each component used meanwhile, and
+// where the API server's CPU went.
+type phase struct {
+	created, took time.Duration
+	cpu           map[string]float64
+	apiServer     *profile.Profile
+	apiServerCPU  map[string]float64 // by activity
+}
+
+// measure watches namespace ns for objects like obj, runs create, then waits until available
+// reports true of what the watch shows, and times both.
+func measure(ctx context.Context, c *localcluster.Cluster, ns string, obj client.Object, what string, create func() error, available func(context.Context, client.Reader) (bool, error)) (phase, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	watched, err := watchNamespace(ctx, c, ns, obj)
+	if err != nil {
+		return phase{}, err
+	}
+	cpu, err := cpuSeconds(components)
+	if err != nil {
+		return phase{}, err
+	}
+	stopProfile := profileAPIServer(ctx, c)
+	start := time.Now()
+	if err := create(); err != nil {
+		return phase{}, err
+	}
+	p := phase{created: time.Since(start)}
+	err = c.PollEvery(ctx, 250*time.Millisecond, 30*time.Minute, what, func(ctx context.Context) (bool, error) {
+		return available(ctx, watched)
+	})
+	if err != nil {
+		return phase{}, err
+	}
+	p.took = time.Since(start)
+	if p.cpu, err = cpuSince(components, cpu); err != nil {
+		return phase{}, err
+	}
+	if p.apiServer, err = stopProfile(); err != nil {
+		return phase{}, err
+	}
+	p.apiServerCPU, err = byActivity(p.apiServer)
+	return p, err
+}
+
+// baseline creates the Deployments and Services the operator would, without the operator,
+// and measures the time until every Deployment is Available. It deletes them afterwards.
+// p50 and p99 are the quantiles of the time to create one pair: the same writes as the
+// reconcile that creates an App's children, on the same API server.
+func baseline(ctx context.Context, c *localcluster.Cluster, o options) (p phase, p50, p99 time.Duration, err error) {
+	ns := "baseline"
+	if err := c.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		return p, 0, 0, err
+	}
+	var mu sync.Mutex
+	pairs := make([]time.Duration, 0, o.apps)
+	create := func() error {
+		return parallel(o.apps, o.concurrency, func(i int) error {
+			began := time.Now()
+			defer func() {
+				mu.Lock()
+				pairs = append(pairs, time.Since(began))
+				mu.Unlock()
+			}()
+			objs := desired.For(benchApp(ns, i), desired.Options{})
+			for _, obj := range []client.Object{objs.Deployment, objs.Service} {
+				// Owned by no App and outside the operator's label-scoped cache.
+				obj.SetOwnerReferences(nil)
+				obj.SetLabels(map[string]string{"bench": "baseline"})
+				if err := c.Client.Create(ctx, obj); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	p, err = measure(ctx, c, ns, &appsv1.Deployment{}, "every baseline Deployment to be Available", create, func(ctx context.Context, watched client.Reader) (bool, error) {
+		deployments := &appsv1.DeploymentList{}
+		if err := watched.List(ctx, deployments, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
+			return false, err
+		}
+		available := 0
+		for _, d := range deployments.Items {
+			if d.Status.AvailableReplicas >= 1 {
+				available++
+			}
+		}
+		return available == o.apps, nil
+	})
+	if err != nil {
+		return p, 0, 0, err
+	}
+	p50, p99 = quantile(pairs, 0.5), quantile(pairs, 0.99)
+	step("baseline: %d Deployments Available in %.2fs; deleting them", o.apps, p.took.Seconds())
+	return p, p50, p99, deleteNamespace(ctx, c, ns)
+}
+
+// appsNamespace holds the Apps the benchmark creates.
+const appsNamespace = "bench"
+
+// convergeApps creates the Apps and measures the time until every one is Available.
+func convergeApps(ctx context.Context, c *localcluster.Cluster, o options) (phase, error) {
+	ns := appsNamespace
+	if err := c.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		return phase{}, err
+	}
+	create := func() error {
+		return parallel(o.apps, o.concurrency, func(i int) error { return c.Client.Create(ctx, benchApp(ns, i)) })
+	}
+	return measure(ctx, c, ns, &appv1.App{}, "every App to be Available", create, func(ctx context.Context, watched client.Reader) (bool, error) {
+		apps := &appv1.AppList{}
+		if err := watched.List(ctx, apps, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
+			return false, err
+		}
+		available := 0
+		for _, a := range apps.Items {
+			if meta.IsStatusConditionTrue(a.Status.Conditions, appv1.ConditionAvailable) && a.Status.AvailableReplicas >= 1 {
+				available++
+			}
+		}
+		return available == o.apps, nil
+	})
+}
+
+func benchApp(ns string, i int) *appv1.App {
+	return &appv1.App{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("app-%05d", i), UID: "baseline"},
+		Spec:       appv1.AppSpec{Image: "nginxinc/nginx-unprivileged:1.27", Replicas: ptr.To(int32(1))},
+	}
+}

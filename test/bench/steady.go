@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/mycompany/app-operator/test/localcluster"
+)
+
+// managerStart is how long a restarted manager may take to be ready.
+const managerStart = 2 * time.Minute
+
+// steadyWindow counts the operator's writes over at least o.steady after a forced resync of
+// every App: it restarts the manager with a sync period of o.resync, so that the new manager
+// reconciles every App as it starts and again at its first resync, which the window includes,
+// and compares every resourceVersion before and after. It leaves that manager running:
+// restartedHeap restarts it with the convergence phases' arguments. offset is where the audit
+// log's unread part begins.
+func steadyWindow(ctx context.Context, c *localcluster.Cluster, kubelet *localcluster.Kubelet, o options, managerArgs []string, token string, offset int64, r *Result) error {
+	sa := kubelet.Operator().ServiceAccount
+	before, err := resourceVersions(ctx, c)
+	if err != nil {
+		return err
+	}
+	if _, offset, err = writes(c.AuditLog(), offset, sa); err != nil {
+		return err
+	}
+	op, err := kubelet.Restart(ctx, append(slices.Clone(managerArgs), "--sync-period="+o.resync.String()), managerStart)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	time.Sleep(o.steady)
+	// The restarted manager counts from zero: its start reconciles every App once, and each
+	// resync again. client-go looks for a due resync once a period, so the first comes one to
+	// two periods after the start: the window lasts until it has come.
+	r.SteadyReconciles, err = waitReconciles(ctx, c, localcluster.NewScraper(op.MetricsURL, token), 2*o.apps, 3*o.resync, "the restarted manager's resync of every App")
+	if err != nil {
+		return err
+	}
+	r.SteadySeconds = time.Since(start).Seconds()
+	if r.SteadyAllWrites, _, err = writes(c.AuditLog(), offset, sa); err != nil {
+		return err
+	}
+	r.SteadyWrites = managedWrites(r.SteadyAllWrites)
+	after, err := resourceVersions(ctx, c)
+	if err != nil {
+		return err
+	}
+	for k, v := range before {
+		if after[k] != v {
+			r.SteadyChangedRVs++
+		}
+	}
+	return nil
+}
+
+// restartedHeap restarts the manager with managerArgs, as a rollout, an upgrade or a failover
+// would, waits until it has reconciled every App from its new cache, and measures its heap
+// once the controller is idle. The new manager caches the same objects as the one that
+// watched them converge, but read in one list each: without the garbage the convergence left
+// in the spans between them, and without the Events it emitted.
+func restartedHeap(ctx context.Context, c *localcluster.Cluster, kubelet *localcluster.Kubelet, managerArgs []string, apps int, token, pprofAddr, profile string) (localcluster.Heap, error) {
+	op, err := kubelet.Restart(ctx, managerArgs, managerStart)
+	if err != nil {
+		return localcluster.Heap{}, err
+	}
+	s := localcluster.NewScraper(op.MetricsURL, token)
+	if _, err := waitReconciles(ctx, c, s, apps, 10*time.Minute, "the restarted manager's reconcile of every App"); err != nil {
+		return localcluster.Heap{}, err
+	}
+	return idleHeap(ctx, s, pprofAddr, profile)
+}

@@ -1,0 +1,33 @@
+package localcluster
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appv1 "github.com/mycompany/app-operator/api/v1"
+)
+
+// WaitForAppAvailable waits until an App is Available for its current generation with every
+// desired replica available, and says what it last saw if not.
+func (c *Cluster) WaitForAppAvailable(ctx context.Context, key client.ObjectKey, timeout time.Duration) error {
+	app := &appv1.App{}
+	err := c.Poll(ctx, timeout, "App "+key.String()+" to become Available", func(ctx context.Context) (bool, error) {
+		if err := c.Client.Get(ctx, key, app); err != nil {
+			return false, err
+		}
+		want := int32(1)
+		if app.Spec.Replicas != nil {
+			want = *app.Spec.Replicas
+		}
+		return app.Status.ObservedGeneration == app.Generation && app.Status.AvailableReplicas == want &&
+			meta.IsStatusConditionTrue(app.Status.Conditions, appv1.ConditionAvailable), nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w; last status: %+v", err, app.Status)
+	}
+	return nil
+}

@@ -1,0 +1,30 @@
+package localcluster
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"go.uber.org/zap/zapcore"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+)
+
+// RepoRoot is the root of the repository.
+func RepoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// Main is the TestMain of a suite that starts clusters under .cache/<suite>: its clients log
+// only errors (every component logs to its cluster's directory), and clusters an earlier,
+// killed run left behind are stopped first. run runs the tests; nil means m.Run.
+func Main(m *testing.M, suite string, run func(*testing.M) int) int {
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
+	Reap(filepath.Join(RepoRoot(), ".cache", suite), filepath.Join(RepoRoot(), "bin"))
+	if run == nil {
+		return m.Run()
+	}
+	return run(m)
+}
