@@ -74,7 +74,6 @@ func run(o options) error {
 		MaxConcurrentReconciles: o.maxConcurrentReconciles,
 		Desired:                 desired.Options{ProxyEnv: proxy.ReadProxyVarsFromEnv()},
 		MigrationInterval:       o.migrationInterval,
-		StatusBatchWindow:       o.statusBatchWindow,
 		// OLM sets OPERATOR_CONDITION_NAME; the Deployment passes its namespace down.
 		OperatorCondition: client.ObjectKey{Namespace: os.Getenv("OPERATOR_NAMESPACE"), Name: os.Getenv("OPERATOR_CONDITION_NAME")},
 	}); err != nil {

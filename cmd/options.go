@@ -27,7 +27,6 @@ type options struct {
 	retryPeriod             time.Duration
 	maxConcurrentReconciles int
 	migrationInterval       time.Duration
-	statusBatchWindow       time.Duration
 	syncPeriod              time.Duration
 	pprofAddr               string
 	qps                     float64
@@ -53,7 +52,6 @@ func bindFlags(fs *flag.FlagSet) *options {
 	fs.DurationVar(&o.retryPeriod, "leader-election-retry-period", 2*time.Second, "How often leader election clients try to acquire or renew the lease.")
 	fs.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", 16, "Number of Apps reconciled at the same time.")
 	fs.DurationVar(&o.migrationInterval, "storage-migration-interval", 10*time.Minute, "How often to check whether Apps stored in an older version must be rewritten.")
-	fs.DurationVar(&o.statusBatchWindow, "status-batch-window", time.Minute, "Shortest time between two status writes of an App that report progress rather than a condition's change; changes meanwhile are written together.")
 	fs.DurationVar(&o.syncPeriod, "sync-period", 10*time.Hour, "How often every App is reconciled again even when nothing changed.")
 	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "", "Address of the pprof endpoint; empty disables it.")
 	fs.Float64Var(&o.qps, "kube-api-qps", 200, "Requests per second to the API server the manager may make, sustained.")
@@ -80,9 +78,6 @@ func (o *options) validate() error {
 	}
 	if o.burst < 1 {
 		bad("--kube-api-burst must be at least 1, got %d", o.burst)
-	}
-	if o.statusBatchWindow < 0 {
-		bad("--status-batch-window must not be negative, got %v", o.statusBatchWindow)
 	}
 	for _, d := range []struct {
 		flag  string

@@ -21,7 +21,7 @@ func parse(t *testing.T, args ...string) *options {
 func TestTheDefaultsAndTheBundlesFlagsAreValid(t *testing.T) {
 	assert.NoError(t, parse(t).validate())
 	assert.NoError(t, parse(t, "--metrics-bind-address=:8443", "--leader-elect", "--health-probe-bind-address=:8081", "--zap-encoder=json").validate())
-	assert.NoError(t, parse(t, "--status-batch-window=0", "--max-concurrent-reconciles=1", "--webhook-port=65535",
+	assert.NoError(t, parse(t, "--max-concurrent-reconciles=1", "--webhook-port=65535",
 		"--leader-election-lease-duration=4s", "--leader-election-renew-deadline=3s", "--leader-election-retry-period=1s").validate())
 }
 
@@ -32,7 +32,6 @@ func TestABadFlagIsRefusedByName(t *testing.T) {
 		"--webhook-port=65536":                "--webhook-port must be between 1 and 65535, got 65536",
 		"--kube-api-qps=0":                    "--kube-api-qps must be positive, got 0",
 		"--kube-api-burst=0":                  "--kube-api-burst must be at least 1, got 0",
-		"--status-batch-window=-1s":           "--status-batch-window must not be negative, got -1s",
 		"--sync-period=0":                     "--sync-period must be positive, got 0s",
 		"--storage-migration-interval=-1m":    "--storage-migration-interval must be positive, got -1m0s",
 		"--leader-election-retry-period=0":    "--leader-election-retry-period must be positive, got 0s",

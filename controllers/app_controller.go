@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -30,6 +29,7 @@ import (
 
 	appv1 "github.com/mycompany/app-operator/api/v1"
 	"github.com/mycompany/app-operator/controllers/apply"
+	"github.com/mycompany/app-operator/controllers/cachesync"
 	"github.com/mycompany/app-operator/controllers/desired"
 	"github.com/mycompany/app-operator/controllers/status"
 	"github.com/mycompany/app-operator/internal/metrics"
@@ -49,13 +49,9 @@ type AppReconciler struct {
 	Recorder events.EventRecorder
 	// Options are passed to the builders of desired children.
 	Options desired.Options
-	// StatusBatchWindow is the shortest time between two status writes of one App that are
-	// not urgent, and between its creation and its first such write.
-	StatusBatchWindow time.Duration
-
-	// lastStatusWrite is when each App's status was last written (client.ObjectKey to
-	// time.Time).
-	lastStatusWrite sync.Map
+	// Writes remembers the reconciler's writes, of the App's status and (through the
+	// Applier, which shares it) of its children, until the cache shows them.
+	Writes *cachesync.Tracker
 }
 
 // +kubebuilder:rbac:groups=mycompany.com,resources=apps,verbs=get;list;watch
@@ -86,15 +82,19 @@ func (r *AppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	return ctrl.Result{RequeueAfter: requeueAfter}, err
 }
 
-// reconcile returns how long to wait before the status may be written, when it must wait.
+// reconcile returns how long to wait for the cache, when it is behind the reconciler's own
+// writes.
 func (r *AppReconciler) reconcile(ctx context.Context, req ctrl.Request) (time.Duration, error) {
 	app := &appv1.App{}
 	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.lastStatusWrite.Delete(req.NamespacedName)
-			r.Applier.Forget(req.NamespacedName)
+			r.Writes.Forget(req.NamespacedName)
 		}
 		return 0, client.IgnoreNotFound(err)
+	}
+	if behind, wait := r.Writes.Behind(appID(req.NamespacedName), app); behind {
+		// The cache does not show the last status write yet: its watch event brings the App back.
+		return wait, nil
 	}
 	if !app.DeletionTimestamp.IsZero() {
 		// The children carry the App as controller owner: the garbage collector removes them.
@@ -103,12 +103,13 @@ func (r *AppReconciler) reconcile(ctx context.Context, req ctrl.Request) (time.D
 
 	observed, awaiting := r.applyChildren(ctx, app, desired.For(app, r.Options))
 	if awaiting && observed.Err == nil {
-		// A child just created is not in the cache yet: report on the App once it is.
-		return apply.CacheLag, nil
+		// The cache does not show a child's last write yet: report on the App once it does.
+		return cachesync.MaxWait, nil
 	}
-	wait, err := r.writeStatus(ctx, app, observed)
-	return wait, errors.Join(observed.Err, err)
+	return 0, errors.Join(observed.Err, r.writeStatus(ctx, app, observed))
 }
+
+func appID(key client.ObjectKey) cachesync.ID { return cachesync.ID{Kind: "App", Key: key} }
 
 // applyChildren applies each wanted child and removes each unwanted one, in order, and stops
 // at the first failure. It emits one Event listing what it changed. It reports whether a child
@@ -154,31 +155,19 @@ func (r *AppReconciler) applyChildren(ctx context.Context, app *appv1.App, objs 
 	return observed, awaiting
 }
 
-// writeStatus writes the App's status in one patch, only when it changed. A change that is not
-// urgent (see status.Urgent) is written at most once per StatusBatchWindow, counted from the
-// last write or the App's creation, by the reconcile that the returned delay schedules, with
-// whatever else changed meanwhile: a new App that becomes Available within the window gets
-// one status write, not one per step of its rollout.
-func (r *AppReconciler) writeStatus(ctx context.Context, app *appv1.App, observed status.Observed) (time.Duration, error) {
+// writeStatus writes the App's status in one patch, only when it changed.
+func (r *AppReconciler) writeStatus(ctx context.Context, app *appv1.App, observed status.Observed) error {
 	next := status.Compute(app, observed, metav1.Now())
 	if equality.Semantic.DeepEqual(next, app.Status) {
-		return 0, nil
-	}
-	key := client.ObjectKeyFromObject(app)
-	last := app.CreationTimestamp.Time
-	if t, ok := r.lastStatusWrite.Load(key); ok && t.(time.Time).After(last) {
-		last = t.(time.Time)
-	}
-	if wait := r.StatusBatchWindow - time.Since(last); wait > 0 && !status.Urgent(app.Status, next) {
-		return wait, nil
+		return nil
 	}
 	patch := client.MergeFrom(app.DeepCopy())
 	app.Status = next
 	if err := r.Client.Status().Patch(ctx, app, patch); err != nil {
-		return 0, fmt.Errorf("writing status: %w", err)
+		return fmt.Errorf("writing status: %w", err)
 	}
-	r.lastStatusWrite.Store(key, time.Now())
-	return 0, nil
+	r.Writes.Wrote(client.ObjectKeyFromObject(app), appID(client.ObjectKeyFromObject(app)), app)
+	return nil
 }
 
 // SetupWithManager registers the reconciler with a manager. It watches Apps and owns their

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mycompany/app-operator/controllers"
 	"github.com/mycompany/app-operator/controllers/apply"
+	"github.com/mycompany/app-operator/controllers/cachesync"
 	"github.com/mycompany/app-operator/internal/envtest"
 	"github.com/mycompany/app-operator/internal/operator"
 )
@@ -38,7 +39,8 @@ func TestAReconcileBeforeTheCacheShowsNewChildrenWritesNothing(t *testing.T) {
 	c := fake.NewClientBuilder().WithScheme(operator.Scheme()).WithObjects(app).WithStatusSubresource(app).
 		WithInterceptorFuncs(funcs).Build()
 	recorder := events.NewFakeRecorder(10)
-	r := &controllers.AppReconciler{Client: c, Applier: &apply.Applier{Client: c}, Recorder: recorder}
+	tracker := &cachesync.Tracker{}
+	r := &controllers.AppReconciler{Client: c, Applier: &apply.Applier{Client: c, Writes: tracker}, Recorder: recorder, Writes: tracker}
 	req := ctrl.Request{NamespacedName: key(app)}
 
 	_, err := r.Reconcile(ctx, req)
@@ -51,5 +53,5 @@ func TestAReconcileBeforeTheCacheShowsNewChildrenWritesNothing(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 3, writes, "nothing written again")
 	require.Empty(t, recorder.Events, "nothing reported created again")
-	require.Equal(t, apply.CacheLag, result.RequeueAfter, "looks again once the cache should show the children")
+	require.Equal(t, cachesync.MaxWait, result.RequeueAfter, "the children's watch events bring the App back; MaxWait is the fallback")
 }

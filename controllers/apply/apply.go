@@ -7,16 +7,15 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
-	"sync"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/mycompany/app-operator/controllers/cachesync"
 )
 
 // FieldOwner is the field manager of every field the operator applies.
@@ -40,16 +39,11 @@ const (
 	// (a list item's key changed, so the operator's item and theirs would both remain). The
 	// child was deleted, to be created again as desired by the next reconcile.
 	Recreated Result = "Recreated"
-	// Awaiting: Apply created the child less than CacheLag ago, as it is still desired, and the
-	// cache does not show it yet. Nothing is written and no child is returned; the caller
-	// looks again after CacheLag, when a child still missing from the cache is created again.
+	// Awaiting: the cache does not show Apply's last write of the child yet (see package
+	// cachesync). Nothing is written and no child is returned; the watch event of that write
+	// brings the owner back.
 	Awaiting Result = "Awaiting"
 )
-
-// CacheLag is how long a child Apply created is taken to exist while the cache does not show
-// it. The watch event of a write reaches the cache after the write returns: a reconcile that
-// runs in between would otherwise apply the child again and report it created twice.
-const CacheLag = 5 * time.Second
 
 // NotOwnedError reports a child's name taken by an object the App does not control.
 type NotOwnedError struct {
@@ -69,20 +63,8 @@ type Applier struct {
 	// Reader reads from the API server, past the operator's cache: an object of a child's name
 	// that lacks the operator's label. Nil means Client.
 	Reader client.Reader
-	// Clock tells the time; nil is the real clock.
-	Clock clock.PassiveClock
-
-	// created holds the children Apply created that the cache has not shown yet, by kind
-	// and key (string to createdChild).
-	created sync.Map
-}
-
-// createdChild is what Apply remembers of a child it created: its owner, the hash of the
-// configuration applied, and when.
-type createdChild struct {
-	owner client.ObjectKey
-	hash  string
-	at    time.Time
+	// Writes remembers each write until the cache shows it; the reconciler shares it.
+	Writes *cachesync.Tracker
 }
 
 // Apply makes the child match desired and returns the child as it now is. It writes only when
@@ -93,9 +75,8 @@ type createdChild struct {
 // (NotOwnedError), whether another controller owns it or none does. The cache shows only
 // objects carrying the operator's label, so a child missing from it is looked for in the API
 // server's own cache before it is created: an object without the label is never merged into,
-// and a child of the owner's that lost the label is applied again. One that this Applier
-// created less than CacheLag ago, with the same configuration, is not applied again
-// (Awaiting).
+// and a child of the owner's that lost the label is applied again. A child whose last write the
+// cache does not show yet is left as it is (Awaiting).
 func (a *Applier) Apply(ctx context.Context, owner, desired client.Object) (client.Object, Result, error) {
 	gvk, err := apiutil.GVKForObject(desired, a.Client.Scheme())
 	if err != nil {
@@ -108,13 +89,19 @@ func (a *Applier) Apply(ctx context.Context, owner, desired client.Object) (clie
 	}
 
 	key := client.ObjectKeyFromObject(desired)
-	id := kind + " " + key.String()
+	id := cachesync.ID{Kind: kind, Key: key}
 	current := newEmpty(desired)
 	err = a.Client.Get(ctx, key, current)
-	if apierrors.IsNotFound(err) {
-		if a.awaited(id, want) {
+	if err == nil || apierrors.IsNotFound(err) {
+		var cached client.Object
+		if err == nil {
+			cached = current
+		}
+		if behind, _ := a.Writes.Behind(id, cached); behind {
 			return nil, Awaiting, nil
 		}
+	}
+	if apierrors.IsNotFound(err) {
 		err = a.reader().Get(ctx, key, current, fromAPIServerCache)
 	}
 	result := Updated
@@ -126,7 +113,6 @@ func (a *Applier) Apply(ctx context.Context, owner, desired client.Object) (clie
 	case !metav1.IsControlledBy(current, owner):
 		return nil, "", &NotOwnedError{Kind: kind, Key: key}
 	default:
-		a.created.Delete(id)
 		have, err := toMap(current)
 		if err != nil {
 			return nil, "", fmt.Errorf("%s %s: %w", kind, key, err)
@@ -152,9 +138,7 @@ func (a *Applier) Apply(ctx context.Context, owner, desired client.Object) (clie
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, applied); err != nil {
 		return nil, "", fmt.Errorf("reading applied %s %s: %w", kind, key, err)
 	}
-	if result == Created {
-		a.created.Store(id, createdChild{owner: client.ObjectKeyFromObject(owner), hash: hashOf(want), at: a.now()})
-	}
+	a.Writes.Wrote(client.ObjectKeyFromObject(owner), id, applied)
 	return applied, result, nil
 }
 
@@ -162,39 +146,11 @@ func (a *Applier) Apply(ctx context.Context, owner, desired client.Object) (clie
 // cheap as the API server can serve, which can only miss an object created in the last moments.
 var fromAPIServerCache = &client.GetOptions{Raw: &metav1.GetOptions{ResourceVersion: "0"}}
 
-// awaited reports whether this Applier created the child less than CacheLag ago, with the same
-// configuration.
-func (a *Applier) awaited(id string, want map[string]any) bool {
-	v, ok := a.created.Load(id)
-	if !ok {
-		return false
-	}
-	c := v.(createdChild)
-	return c.hash == hashOf(want) && a.now().Sub(c.at) < CacheLag
-}
-
 func (a *Applier) reader() client.Reader {
 	if a.Reader == nil {
 		return a.Client
 	}
 	return a.Reader
-}
-
-// Forget drops what Apply remembers of the children it created for an owner that is gone.
-func (a *Applier) Forget(owner client.ObjectKey) {
-	a.created.Range(func(id, c any) bool {
-		if c.(createdChild).owner == owner {
-			a.created.Delete(id)
-		}
-		return true
-	})
-}
-
-func (a *Applier) now() time.Time {
-	if a.Clock == nil {
-		return time.Now()
-	}
-	return a.Clock.Now()
 }
 
 // secondControllerMessage is how the API server refuses an object a second controller.

@@ -17,6 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/mycompany/app-operator/controllers/cachesync"
 )
 
 // laggingCache is a client whose reads miss every object until caughtUp is set, as a cache
@@ -58,12 +60,12 @@ func service(owner *corev1.ConfigMap, port int32) *corev1.Service {
 	}
 }
 
-func TestAChildJustCreatedIsNotAppliedAgainBeforeTheCacheShowsIt(t *testing.T) {
+func TestAChildJustWrittenIsNotAppliedAgainBeforeTheCacheShowsIt(t *testing.T) {
 	ctx := context.Background()
 	owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop", UID: "owner-uid"}}
 	c := newLaggingCache(t)
 	clock := clocktesting.NewFakePassiveClock(time.Now())
-	a := &Applier{Client: c, Clock: clock}
+	a := &Applier{Client: c, Writes: &cachesync.Tracker{Clock: clock}}
 
 	created, result, err := a.Apply(ctx, owner, service(owner, 80))
 	require.NoError(t, err)
@@ -73,49 +75,28 @@ func TestAChildJustCreatedIsNotAppliedAgainBeforeTheCacheShowsIt(t *testing.T) {
 
 	again, result, err := a.Apply(ctx, owner, service(owner, 80))
 	require.NoError(t, err)
-	require.Equal(t, Awaiting, result, "taken as created while the cache lags")
+	require.Equal(t, Awaiting, result, "the cache does not show the create yet")
 	require.Nil(t, again)
+	_, result, err = a.Apply(ctx, owner, service(owner, 8080))
+	require.NoError(t, err)
+	require.Equal(t, Awaiting, result, "a change waits for the cache too: the create's watch event brings the owner back")
 	require.Equal(t, 1, c.applies, "no second write")
-
-	_, result, err = a.Apply(ctx, owner, service(owner, 8080))
-	require.NoError(t, err)
-	require.Equal(t, Created, result, "a changed child is applied at once")
-	require.Equal(t, 2, c.applies)
-
-	clock.SetTime(clock.Now().Add(CacheLag))
-	_, result, err = a.Apply(ctx, owner, service(owner, 8080))
-	require.NoError(t, err)
-	require.Equal(t, Created, result, "a child the cache still lacks after CacheLag is created again")
-	require.Equal(t, 3, c.applies)
 
 	c.caughtUp = true
 	_, result, err = a.Apply(ctx, owner, service(owner, 8080))
 	require.NoError(t, err)
-	require.Equal(t, Unchanged, result)
+	require.Equal(t, Updated, result, "once the cache shows the child, the change is applied")
+	require.Equal(t, 2, c.applies)
+
 	c.caughtUp = false
 	_, result, err = a.Apply(ctx, owner, service(owner, 8080))
 	require.NoError(t, err)
-	require.Equal(t, Created, result, "once seen in the cache, a missing child is missing: it was deleted")
-	require.Equal(t, 4, c.applies)
-}
-
-func TestForgetDropsTheChildrenOfAnOwner(t *testing.T) {
-	ctx := context.Background()
-	web := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop", UID: "web-uid"}}
-	c := newLaggingCache(t)
-	a := &Applier{Client: c}
-	_, _, err := a.Apply(ctx, web, service(web, 80))
+	require.Equal(t, Awaiting, result, "the update is awaited like the create")
+	clock.SetTime(clock.Now().Add(cachesync.MaxWait))
+	_, result, err = a.Apply(ctx, owner, service(owner, 8080))
 	require.NoError(t, err)
-
-	a.Forget(client.ObjectKey{Namespace: "shop", Name: "api"})
-	_, result, err := a.Apply(ctx, web, service(web, 80))
-	require.NoError(t, err)
-	require.Equal(t, Awaiting, result, "another owner's children are kept")
-
-	a.Forget(client.ObjectKeyFromObject(web))
-	_, result, err = a.Apply(ctx, web, service(web, 80))
-	require.NoError(t, err)
-	require.Equal(t, Created, result)
+	require.Equal(t, Created, result, "a write the cache never shows is awaited no longer than cachesync.MaxWait")
+	require.Equal(t, 3, c.applies)
 }
 
 func TestAnObjectMissingFromTheCacheIsLookedForInTheAPIServer(t *testing.T) {
@@ -123,7 +104,7 @@ func TestAnObjectMissingFromTheCacheIsLookedForInTheAPIServer(t *testing.T) {
 	owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop", UID: "owner-uid"}}
 	c := newLaggingCache(t)
 	clock := clocktesting.NewFakePassiveClock(time.Now())
-	a := &Applier{Client: c, Reader: c.api, Clock: clock}
+	a := &Applier{Client: c, Reader: c.api, Writes: &cachesync.Tracker{Clock: clock}}
 
 	foreign := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop"},
 		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "dns", Port: 53}}}}
@@ -140,7 +121,7 @@ func TestAnObjectMissingFromTheCacheIsLookedForInTheAPIServer(t *testing.T) {
 	require.Equal(t, Created, result)
 	require.Equal(t, 1, c.applies)
 
-	clock.SetTime(clock.Now().Add(CacheLag))
+	clock.SetTime(clock.Now().Add(cachesync.MaxWait))
 	current, result, err := a.Apply(ctx, owner, service(owner, 80))
 	require.NoError(t, err)
 	require.Equal(t, Unchanged, result, "the API server shows the child as applied, though the cache still lacks it")

@@ -156,23 +156,3 @@ func degraded(err error, r rolloutState) metav1.Condition {
 	}
 	return c
 }
-
-// Urgent reports whether a status change should be written at once rather than batched: when
-// a condition changes its status, when an App first becomes Available or Degraded, or when the
-// operator observed a new generation of an App it had reported on before. Counts, reasons,
-// messages and a new App's first "not yet available" status can wait.
-func Urgent(old, next appv1.AppStatus) bool {
-	if old.ObservedGeneration != 0 && next.ObservedGeneration != old.ObservedGeneration {
-		return true
-	}
-	for _, c := range next.Conditions {
-		prev := meta.FindStatusCondition(old.Conditions, c.Type)
-		switch {
-		case prev != nil && prev.Status != c.Status:
-			return true
-		case prev == nil && c.Status == metav1.ConditionTrue && (c.Type == appv1.ConditionAvailable || c.Type == appv1.ConditionDegraded):
-			return true
-		}
-	}
-	return false
-}

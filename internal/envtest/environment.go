@@ -108,7 +108,7 @@ func Start() (*Environment, error) {
 		return nil, e.stopAfter(err)
 	}
 	if err := operator.Setup(mgr, operator.Options{
-		MaxConcurrentReconciles: 4, MigrationInterval: 500 * time.Millisecond, StatusBatchWindow: 500 * time.Millisecond,
+		MaxConcurrentReconciles: 4, MigrationInterval: 500 * time.Millisecond,
 	}); err != nil {
 		return nil, e.stopAfter(err)
 	}

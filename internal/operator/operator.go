@@ -27,6 +27,7 @@ import (
 	"github.com/mycompany/app-operator/api/v1alpha1"
 	"github.com/mycompany/app-operator/controllers"
 	"github.com/mycompany/app-operator/controllers/apply"
+	"github.com/mycompany/app-operator/controllers/cachesync"
 	"github.com/mycompany/app-operator/controllers/desired"
 	"github.com/mycompany/app-operator/internal/metrics"
 	"github.com/mycompany/app-operator/internal/storagemigration"
@@ -39,8 +40,6 @@ type Options struct {
 	MaxConcurrentReconciles int
 	// Desired is passed to the builders of an App's children.
 	Desired desired.Options
-	// StatusBatchWindow is the shortest time between two status writes of one App.
-	StatusBatchWindow time.Duration
 	// MigrationInterval is how often the storage migration checks the App CRD.
 	MigrationInterval time.Duration
 	// OperatorCondition names OLM's OperatorCondition of the running release, whose
@@ -88,13 +87,13 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err := metrics.Register(ctrlmetrics.Registry, mgr.GetCache()); err != nil {
 		return fmt.Errorf("registering metrics: %w", err)
 	}
+	writes := &cachesync.Tracker{}
 	reconciler := &controllers.AppReconciler{
 		Client:   mgr.GetClient(),
-		Applier:  &apply.Applier{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()},
+		Applier:  &apply.Applier{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Writes: writes},
 		Recorder: mgr.GetEventRecorder(controllers.ControllerName),
 		Options:  o.Desired,
-
-		StatusBatchWindow: o.StatusBatchWindow,
+		Writes:   writes,
 	}
 	if err := reconciler.SetupWithManager(mgr, o.MaxConcurrentReconciles); err != nil {
 		return fmt.Errorf("setting up the App controller: %w", err)
