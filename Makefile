@@ -20,6 +20,13 @@ BUNDLE_IMG ?= $(IMAGE_TAG_BASE)-bundle:v$(VERSION)
 CATALOG_IMG ?= $(IMAGE_TAG_BASE)-catalog:v$(VERSION)
 SCORECARD_IMG ?= $(IMAGE_TAG_BASE)-scorecard:v$(VERSION)
 BUNDLE_GEN_FLAGS ?= --version $(VERSION) $(BUNDLE_METADATA_OPTS) --image $(IMG) --scorecard-image $(SCORECARD_IMG)
+# USE_IMAGE_DIGESTS=true names the manager by the digest of the image make images built.
+USE_IMAGE_DIGESTS ?= false
+ifeq ($(USE_IMAGE_DIGESTS), true)
+	BUNDLE_GEN_FLAGS += --use-image-digests --images $(IMAGES_DIR)
+endif
+# make images writes an OCI image layout here; make images-push pushes it to REGISTRY.
+IMAGES_DIR ?= $(CURDIR)/_output/images
 CONTAINER_TOOL ?= docker
 
 SHELL = /usr/bin/env bash -o pipefail
@@ -83,7 +90,7 @@ lint-fix: golangci-lint ## Run golangci-lint and let it fix what it can.
 	cd $(TEST_MODULE) && $(GOLANGCI_LINT) run --fix --config ../.golangci.yml ./...
 
 .PHONY: verify
-verify: manifests generate catalog ## Fail when generated files (code, manifests, bundle, catalog) or formatting differ from what is committed.
+verify: manifests generate bundle catalog ## Fail when generated files (code, manifests, bundle, catalog) or formatting differ from what is committed.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	@git diff --exit-code -- api config bundle bundle.Dockerfile catalog || { echo "generated files are out of date: run make manifests generate bundle catalog and commit"; exit 1; }
 	@test -z "$$(git status --porcelain -- api config bundle catalog)" || { echo "generated files are not committed:"; git status --porcelain -- api config bundle catalog; exit 1; }
@@ -194,8 +201,19 @@ bundle: manifests kustomize ## Generate bundle/ and bundle.Dockerfile for VERSIO
 	$(KUSTOMIZE) build config/manifests | go run ./hack/bundle $(BUNDLE_GEN_FLAGS)
 
 .PHONY: catalog
-catalog: bundle opm ## Add bundle/ to the file-based catalog in catalog/ and validate it with opm.
-	go run ./hack/catalog --opm $(OPM) --bundle bundle --catalog catalog
+catalog: opm ## Write catalog/ from the cut releases of catalog/releases.yaml, each built again from its commit and rendered from its bundle image; refuse one whose digests changed.
+	go run ./hack/catalog --opm $(OPM) --catalog catalog
+
+##@ Images (built without a container engine)
+
+.PHONY: images
+images: opm ## Build the images of VERSION (manager, bundle, catalog, scorecard, sample workload, opm) for linux/amd64 and linux/arm64 into an OCI layout (_output/images).
+	go run ./hack/images build --version $(VERSION) --tag-base $(IMAGE_TAG_BASE) --out $(IMAGES_DIR) --opm $(OPM)
+
+.PHONY: images-push
+images-push: ## Push the images of make images to REGISTRY (such as REGISTRY=127.0.0.1:5000/mycompany), tagged v$(VERSION) and addressable by digest.
+	@test -n "$(REGISTRY)" || { echo "REGISTRY is not set: make images-push REGISTRY=<host>[:<port>]/<path>, such as REGISTRY=127.0.0.1:5000/mycompany" >&2; exit 2; }
+	go run ./hack/images push --layout $(IMAGES_DIR) --registry $(REGISTRY)
 
 .PHONY: bundle-build
 bundle-build: ## Build the bundle image with a container engine.

@@ -20,9 +20,18 @@ import (
 	"github.com/mycompany/app-operator/internal/operator"
 )
 
+// version and revision are the release and commit the manager was built from, set by the
+// image builder (internal/release/image) with -ldflags -X.
+var version, revision = "dev", "unknown"
+
 func main() {
 	o := bindFlags(flag.CommandLine)
+	printVersion := flag.Bool("version", false, "Print the manager's version and commit, and exit.")
 	flag.Parse()
+	if *printVersion {
+		fmt.Printf("app-operator %s (commit %s)\n", version, revision)
+		return
+	}
 	if err := o.validate(); err != nil {
 		// As the flag package reports a value it cannot parse.
 		fmt.Fprintln(os.Stderr, err)
@@ -86,7 +95,7 @@ func run(o options) error {
 		return err
 	}
 
-	ctrl.Log.Info("starting manager")
+	ctrl.Log.Info("starting manager", "version", version, "commit", revision)
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
 

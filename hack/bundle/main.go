@@ -4,7 +4,9 @@
 //
 //	kustomize build config/manifests | go run ./hack/bundle --version 0.4.0 --image ... --scorecard-image ...
 //
-// It writes bundle/ and bundle.Dockerfile; see package internal/release/bundle.
+// It writes bundle/ and bundle.Dockerfile; see package internal/release/bundle. With
+// --use-image-digests (make bundle USE_IMAGE_DIGESTS=true), the ClusterServiceVersion names the
+// manager by the digest of the image make images built.
 package main
 
 import (
@@ -15,6 +17,7 @@ import (
 
 	"github.com/mycompany/app-operator/internal/release"
 	"github.com/mycompany/app-operator/internal/release/bundle"
+	relimage "github.com/mycompany/app-operator/internal/release/image"
 )
 
 func main() {
@@ -27,6 +30,8 @@ func main() {
 	catalogDir := flag.String("catalog", "catalog", "Catalog directory holding releases.yaml.")
 	dir := flag.String("output-dir", "bundle", "Directory of the bundle.")
 	dockerfile := flag.String("dockerfile", "bundle.Dockerfile", "Path of the bundle's Dockerfile.")
+	useDigests := flag.Bool("use-image-digests", false, "Name the manager image by digest, read from the image layout of make images.")
+	images := flag.String("images", "_output/images", "OCI image layout of make images, for --use-image-digests.")
 	flag.Parse()
 
 	err := func() error {
@@ -39,6 +44,11 @@ func main() {
 			return err
 		}
 		o.Image, o.ScorecardImage, o.InstallNamespace = *image, *scorecardImage, *installNamespace
+		if *useDigests {
+			if o.Image, err = byDigest(*images, *image); err != nil {
+				return err
+			}
+		}
 		o.Channels, o.DefaultChannel = strings.Split(*channels, ","), *defaultChannel
 		b, err := bundle.Generate(os.Stdin, o)
 		if err != nil {
@@ -50,4 +60,18 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bundle:", err)
 		os.Exit(1)
 	}
+}
+
+// byDigest names an image of the layout by digest.
+func byDigest(layout, ref string) (string, error) {
+	built, err := relimage.ReadLayout(layout)
+	if err != nil {
+		return "", err
+	}
+	for _, b := range built {
+		if b.Ref() == ref {
+			return b.ByDigest()
+		}
+	}
+	return "", fmt.Errorf("%s holds no image %s: run make images first", layout, ref)
 }

@@ -24,6 +24,10 @@ olm)
 	# opm without these tags needs the gpgme C library.
 	tags="json1 containers_image_openpgp"
 	;;
+prom)
+	# promtool's service discovery plugins (cloud SDKs) are not needed to test alerting rules.
+	tags="remove_all_sd"
+	;;
 esac
 
 start=$(date +%s)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"time"
 
 	"github.com/blang/semver/v4"
@@ -31,6 +32,10 @@ type Release struct {
 	Date string `json:"date"`
 	// Commit is the source commit the release was cut from; empty while it is prepared.
 	Commit string `json:"commit,omitempty"`
+	// Go is the Go toolchain the release's images are built with, such as go1.26.8: building
+	// them again with it gives the same digests. Empty while the release is prepared, which
+	// builds with the toolchain of go.mod.
+	Go string `json:"go,omitempty"`
 	// SkipRange, when set, replaces the default olm.skipRange (every earlier release, see
 	// Releases.Graph); "none" leaves it out.
 	SkipRange string `json:"skipRange,omitempty"`
@@ -99,6 +104,12 @@ func Parse(raw []byte) (Releases, error) {
 		case r.Commit != "" && !isCommitID(r.Commit):
 			bad(i, "commit", "want a full 40-character commit id, got %q", r.Commit)
 		}
+		switch {
+		case r.Commit != "" && r.Go == "":
+			bad(i, "go", "a cut release names the Go toolchain its images are built with, such as go1.26.8")
+		case r.Go != "" && !goToolchain.MatchString(r.Go):
+			bad(i, "go", "want a Go toolchain such as go1.26.8, got %q", r.Go)
+		}
 		if r.SkipRange != "" && r.SkipRange != NoSkipRange {
 			if _, err := semver.ParseRange(r.SkipRange); err != nil {
 				bad(i, "skipRange", "%v", err)
@@ -110,6 +121,8 @@ func Parse(raw []byte) (Releases, error) {
 
 // NoSkipRange is the SkipRange of a release that may be installed over its predecessor only.
 const NoSkipRange = "none"
+
+var goToolchain = regexp.MustCompile(`^go1\.\d+\.\d+$`)
 
 func isCommitID(s string) bool {
 	if len(s) != 40 {

@@ -20,12 +20,14 @@ func TestParseRefusesEveryBadRecordNamingTheField(t *testing.T) {
 		{"no release", "releases: []", "releases: no release recorded"},
 		{"unknown field", "releases:\n- version: 0.1.0\n  date: \"2026-12-02\"\n  notes: x", `unknown field "notes"`},
 		{"bad version", "releases:\n- version: one\n  date: \"2026-12-02\"", "releases[0].version:"},
-		{"version not rising", "releases:\n- version: 0.2.0\n  date: \"2026-12-02\"\n  commit: " + commitA +
+		{"version not rising", "releases:\n- version: 0.2.0\n  date: \"2026-12-02\"\n  go: go1.26.8\n  commit: " + commitA +
 			"\n- version: 0.1.0\n  date: \"2026-12-02\"", "releases[1].version: 0.1.0 must be newer than the release before it, 0.2.0"},
 		{"bad date", "releases:\n- version: 0.1.0\n  date: 12/02/2026", `releases[0].date: want YYYY-MM-DD, got "12/02/2026"`},
 		{"uncut before the last", "releases:\n- version: 0.1.0\n  date: \"2026-12-02\"\n- version: 0.2.0\n  date: \"2026-12-02\"",
 			"releases[0].commit: only the last release may be uncut, and 0.1.0 is followed by 0.2.0"},
-		{"short commit", "releases:\n- version: 0.1.0\n  date: \"2026-12-02\"\n  commit: 629606f", `releases[0].commit: want a full 40-character commit id, got "629606f"`},
+		{"short commit", "releases:\n- version: 0.1.0\n  date: \"2026-12-02\"\n  commit: 629606f\n  go: go1.26.8", `releases[0].commit: want a full 40-character commit id, got "629606f"`},
+		{"cut without a toolchain", "releases:\n- version: 0.1.0\n  date: \"2026-12-02\"\n  commit: " + commitA, "releases[0].go: a cut release names the Go toolchain"},
+		{"bad toolchain", "releases:\n- version: 0.1.0\n  date: \"2026-12-02\"\n  commit: " + commitA + "\n  go: 1.26", `releases[0].go: want a Go toolchain such as go1.26.8, got "1.26"`},
 		{"bad skipRange", "releases:\n- version: 0.1.0\n  date: \"2026-12-02\"\n  skipRange: sometimes", "releases[0].skipRange:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -24,7 +25,9 @@ func rendered(t *testing.T, version, replaces, skipRange string) []byte {
 			"icon": []any{map[string]any{"base64data": "PHN2Zy8+", "mediatype": "image/svg+xml"}}}}
 	raw, err := json.Marshal(csv)
 	require.NoError(t, err)
+	sum := sha256.Sum256([]byte(version + replaces + skipRange))
 	out, err := yaml.Marshal(map[string]any{"schema": "olm.bundle", "name": "app-operator.v" + version,
+		"image":      fmt.Sprintf("quay.io/mycompany/app-operator-bundle@sha256:%x", sum),
 		"properties": []any{map[string]any{"type": "olm.bundle.object", "value": map[string]any{"data": base64.StdEncoding.EncodeToString(raw)}}}})
 	require.NoError(t, err)
 	return out
@@ -127,7 +130,8 @@ func TestACutReleaseNeverChanges(t *testing.T) {
 	cut := release.Releases{{Version: "0.1.0", Date: "2026-12-02", Commit: "629606fd2b3d3b9e5e74797db12b25400ba03e72"}}
 	require.NoError(t, publish(t, dir, cut, "0.1.0", "", "", "stable", "stable"), "the same bundle again is no change")
 	err := publish(t, dir, cut, "0.1.0", "", ">=0.0.1 <0.1.0", "stable", "stable")
-	require.EqualError(t, err, "release 0.1.0 was cut from commit 629606fd2b3d3b9e5e74797db12b25400ba03e72 and its bundle cannot change; prepare the next release in releases.yaml")
+	require.ErrorContains(t, err, "release 0.1.0 was cut from commit 629606fd2b3d3b9e5e74797db12b25400ba03e72 and its bundle cannot change: the catalog names quay.io/mycompany/app-operator-bundle@sha256:")
+	require.ErrorContains(t, err, "but its bundle rebuilt from that commit is quay.io/mycompany/app-operator-bundle@sha256:")
 	var ch channelDoc
 	require.NoError(t, readYAML(filepath.Join(pkgDir(dir), "channels", "stable.yaml"), &ch))
 	require.Empty(t, ch.Entries[0].SkipRange, "nothing was written")

@@ -1,6 +1,6 @@
 // Package catalog keeps App Operator's file-based catalog (catalog/): for each release the
-// olm.bundle that opm renders from its bundle, one file per channel with the releases published
-// in it, and the package with its default channel. The catalog's releases.yaml (package
+// olm.bundle that opm renders from its bundle image, one file per channel with the releases
+// published in it, and the package with its default channel. The catalog's releases.yaml (package
 // release) records the commit each release was cut from: a cut release's bundle never changes.
 package catalog
 
@@ -19,31 +19,37 @@ import (
 	"github.com/mycompany/app-operator/internal/release"
 )
 
-// Add renders a bundle directory with opm and adds it to the catalog directory: the rendered
-// bundle, an entry in each channel its metadata/annotations.yaml names (and in no other), and,
-// when it is the newest release, the package's default channel, description and icon from it.
-// Rendering a different bundle under the version of a cut release is refused. The catalog is
-// validated with opm.
-func Add(opm, bundleDir, dir string) error {
-	releases, err := release.Load(dir)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err // a catalog without a release record, such as one bundle's, has no cut release
-	}
-	meta, err := readAnnotations(bundleDir)
-	if err != nil {
-		return err
-	}
-	rendered, err := exec.Command(opm, "render", bundleDir, "-o", "yaml").Output()
-	if err != nil {
-		return fmt.Errorf("opm render %s: %w", bundleDir, stderrOf(err))
-	}
-	if err := addRendered(dir, rendered, meta, releases); err != nil {
-		return err
-	}
+// Add adds a bundle, as opm rendered it, to the catalog directory: the rendered olm.bundle, an
+// entry in each of its channels (and in no other), and, when it is the newest release, the
+// package's default channel, description and icon from it. A cut release's bundle never
+// changes: adding a different one under its version is refused, naming the bundle images.
+func Add(dir string, rendered []byte, channels []string, defaultChannel string, releases release.Releases) error {
+	return addRendered(dir, rendered, annotations{channels: channels, defaultChannel: defaultChannel}, releases)
+}
+
+// Validate checks a catalog directory with opm.
+func Validate(opm, dir string) error {
 	if out, err := exec.Command(opm, "validate", dir).CombinedOutput(); err != nil {
 		return fmt.Errorf("opm validate %s: %v\n%s", dir, err, out)
 	}
 	return nil
+}
+
+// ChannelsOf reads the channels a bundle directory's metadata/annotations.yaml publishes it in,
+// and the package's default channel.
+func ChannelsOf(bundleDir string) (channels []string, defaultChannel string, err error) {
+	a, err := readAnnotations(bundleDir)
+	return a.channels, a.defaultChannel, err
+}
+
+// Load reads the catalog directory's release record; a catalog without one, such as one
+// bundle's, has no cut release.
+func Load(dir string) (release.Releases, error) {
+	releases, err := release.Load(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return releases, err
 }
 
 // addRendered adds a rendered bundle, published in the channels of its annotations, to the
@@ -56,8 +62,10 @@ func addRendered(dir string, rendered []byte, meta annotations, releases release
 	b.Channels, b.DefaultChannel = meta.channels, meta.defaultChannel
 	path := filepath.Join(dir, release.PackageName, "bundles", b.Name+".yaml")
 	if r, ok := releases.Find(b.Version); ok && r.Cut() {
-		if old, err := os.ReadFile(path); err != nil || !bytes.Equal(old, rendered) {
-			return fmt.Errorf("release %s was cut from commit %s and its bundle cannot change; prepare the next release in %s", r.Version, r.Commit, release.RecordFile)
+		if old, err := os.ReadFile(path); err == nil {
+			if err := CutChanged(r, old, rendered); err != nil {
+				return err
+			}
 		}
 	}
 	idx, err := loadIndex(filepath.Join(dir, release.PackageName))
@@ -69,6 +77,27 @@ func addRendered(dir string, rendered []byte, meta annotations, releases release
 		return err
 	}
 	return idx.write(filepath.Join(dir, release.PackageName))
+}
+
+// CutChanged refuses a new rendering of a cut release's bundle that differs from the one
+// published, naming both bundle images.
+func CutChanged(r release.Release, published, rendered []byte) error {
+	if bytes.Equal(published, rendered) {
+		return nil
+	}
+	return fmt.Errorf("release %s was cut from commit %s and its bundle cannot change: the catalog names %s, but its bundle rebuilt from that commit is %s (was the toolchain, the image builder or a pinned module changed?)",
+		r.Version, r.Commit, bundleImage(published), bundleImage(rendered))
+}
+
+// bundleImage is the image a rendered olm.bundle names.
+func bundleImage(rendered []byte) string {
+	var b struct {
+		Image string `json:"image"`
+	}
+	if err := yaml.Unmarshal(rendered, &b); err != nil || b.Image == "" {
+		return "a bundle without an image"
+	}
+	return b.Image
 }
 
 // annotations is what the catalog needs of a bundle's metadata/annotations.yaml.

@@ -1,0 +1,236 @@
+// Package publish builds what App Operator publishes for its releases: each release's images,
+// built from the commit it was cut from (the release being prepared, from the checkout), its
+// bundle image, whose ClusterServiceVersion names the manager by digest, and the file-based
+// catalog, which names every bundle by digest. A release's images are the same wherever and
+// whenever they are built from its commit, so the catalog's digests can be checked by
+// building again.
+package publish
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mycompany/app-operator/internal/release"
+	"github.com/mycompany/app-operator/internal/release/image"
+)
+
+// Publisher builds the releases of a checkout.
+type Publisher struct {
+	image.Builder
+	// Dir is the checkout's root; its git history holds the commits of the cut releases.
+	Dir string
+	// TagBase is the manager's repository, such as quay.io/mycompany/app-operator; every other
+	// image is named after it (-bundle, -catalog, -scorecard, -sample).
+	TagBase string
+}
+
+// Images are the images of one release.
+type Images struct {
+	Release release.Release
+	// Manager is the manager image; Bundle the bundle image, of PinnedBundle.
+	Manager, Bundle image.Built
+	// PinnedBundle is the release's bundle directory with the manager named by digest: what
+	// the bundle image holds. It is removed by Close.
+	PinnedBundle string
+	// Source is what the images were built from.
+	Source  image.Source
+	cleanup func()
+}
+
+// Close removes what building the images left on disk.
+func (i *Images) Close() {
+	if i.cleanup != nil {
+		i.cleanup()
+	}
+}
+
+// Tag is the tag of a version's images.
+func Tag(version string) string { return "v" + version }
+
+// Repo is the repository of one of the release's images: the TagBase with a suffix such as
+// "-bundle".
+func (p *Publisher) Repo(suffix string) string { return p.TagBase + suffix }
+
+// Build builds a release's manager and bundle images: a cut release from its commit, checked
+// out in a git worktree, with the Go toolchain it records; the release being prepared from the
+// checkout as it is.
+func (p *Publisher) Build(ctx context.Context, r release.Release) (*Images, error) {
+	src := image.Source{Dir: p.Dir, Version: r.Version}
+	var cleanup []func()
+	done := func() {
+		for i := len(cleanup) - 1; i >= 0; i-- {
+			cleanup[i]()
+		}
+	}
+	commit := r.Commit
+	if !r.Cut() {
+		commit = "HEAD"
+	} else {
+		tree, err := p.worktree(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		cleanup = append(cleanup, func() { p.removeWorktree(tree) })
+		src.Dir = tree
+	}
+	var err error
+	if src.Revision, src.Created, err = p.commit(ctx, commit); err != nil {
+		done()
+		return nil, err
+	}
+	b := p.Builder
+	if r.Go != "" {
+		b.Toolchain = image.Toolchain(r.Go)
+	}
+	imgs, err := p.images(ctx, b, r, src)
+	if err != nil {
+		done()
+		return nil, err
+	}
+	cleanup = append(cleanup, func() { os.RemoveAll(filepath.Dir(imgs.PinnedBundle)) })
+	imgs.cleanup = done
+	return imgs, nil
+}
+
+func (p *Publisher) images(ctx context.Context, b image.Builder, r release.Release, src image.Source) (*Images, error) {
+	bundleDir := filepath.Join(src.Dir, "bundle")
+	managerRef, err := image.ManagerImage(bundleDir)
+	if err != nil {
+		return nil, fmt.Errorf("release %s: %w", r.Version, err)
+	}
+	managerIdx, err := b.Manager(ctx, src)
+	if err != nil {
+		return nil, fmt.Errorf("release %s: %w", r.Version, err)
+	}
+	manager := image.Built{Repo: repoOf(managerRef), Tag: Tag(r.Version), Index: managerIdx}
+	pinnedRef, err := manager.ByDigest()
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "app-operator-bundle-")
+	if err != nil {
+		return nil, err
+	}
+	pinned := filepath.Join(tmp, "bundle")
+	if err := image.PinDigests(bundleDir, pinned, map[string]string{managerRef: pinnedRef}); err != nil {
+		os.RemoveAll(tmp)
+		return nil, fmt.Errorf("release %s: %w", r.Version, err)
+	}
+	bundleIdx, err := b.Bundle(pinned, src.Created)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, fmt.Errorf("release %s: %w", r.Version, err)
+	}
+	return &Images{Release: r, Manager: manager, Bundle: image.Built{Repo: repoOf(managerRef) + "-bundle", Tag: Tag(r.Version), Index: bundleIdx},
+		PinnedBundle: pinned, Source: src}, nil
+}
+
+// repoOf is the repository of an image reference: quay.io/x/y:tag is quay.io/x/y.
+func repoOf(ref string) string {
+	if i := strings.LastIndex(ref, "@"); i >= 0 {
+		return ref[:i]
+	}
+	if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {
+		return ref[:i]
+	}
+	return ref
+}
+
+// worktree checks a cut release's commit out in a temporary git worktree.
+func (p *Publisher) worktree(ctx context.Context, r release.Release) (string, error) {
+	if err := git(ctx, p.Dir, "cat-file", "-e", r.Commit+"^{commit}"); err != nil {
+		return "", fmt.Errorf("release %s was cut from commit %s, which this clone does not have: fetch the full history (git fetch --unshallow)", r.Version, r.Commit)
+	}
+	tree, err := os.MkdirTemp("", "app-operator-"+r.Version+"-")
+	if err != nil {
+		return "", err
+	}
+	if err := git(ctx, p.Dir, "worktree", "add", "--detach", tree, r.Commit); err != nil {
+		os.RemoveAll(tree)
+		return "", err
+	}
+	return tree, nil
+}
+
+func (p *Publisher) removeWorktree(tree string) {
+	_ = git(context.Background(), p.Dir, "worktree", "remove", "--force", tree)
+	_ = os.RemoveAll(tree)
+}
+
+// commit returns the full id and the time of a commit.
+func (p *Publisher) commit(ctx context.Context, rev string) (string, time.Time, error) {
+	cmd := exec.CommandContext(ctx, "git", "log", "-1", "--format=%H %ct", rev)
+	cmd.Dir = p.Dir
+	out, err := cmd.Output()
+	if err != nil {
+		return "", time.Time{}, fmt.Errorf("reading commit %s: %w", rev, err)
+	}
+	id, secs, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
+	unix, err := strconv.ParseInt(secs, 10, 64)
+	if err != nil {
+		return "", time.Time{}, fmt.Errorf("reading the time of commit %s: %w", rev, err)
+	}
+	return id, time.Unix(unix, 0).UTC(), nil
+}
+
+func git(ctx context.Context, dir string, args ...string) error {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, out)
+	}
+	return nil
+}
+
+// Candidate builds the other images of the release being prepared, from the checkout: the
+// scorecard tests and the sample workload.
+func (p *Publisher) Candidate(ctx context.Context, imgs *Images) ([]image.Built, error) {
+	scorecard, err := p.Scorecard(ctx, imgs.Source)
+	if err != nil {
+		return nil, err
+	}
+	sample, err := p.Sample(ctx, imgs.Source)
+	if err != nil {
+		return nil, err
+	}
+	tag := Tag(imgs.Release.Version)
+	return []image.Built{{Repo: p.Repo("-scorecard"), Tag: tag, Index: scorecard}, {Repo: p.Repo("-sample"), Tag: tag, Index: sample}}, nil
+}
+
+// registryPath is the path of a repository below its registry host: quay.io/x/y is x/y.
+func registryPath(repo string) string {
+	_, rest, _ := strings.Cut(repo, "/")
+	return rest
+}
+
+// base is the directory of a repository: quay.io/x/y is quay.io/x.
+func base(repo string) string { return path.Dir(repo) }
+
+// ForCheckout is the Publisher of a checkout: its tools modules under hack/tools, its pinned
+// Go toolchain (go.mod's toolchain line), the opm built into bin/, every platform of
+// image.Platforms.
+func ForCheckout(ctx context.Context, dir, tagBase string) (*Publisher, error) {
+	cmd := exec.CommandContext(ctx, "go", "mod", "edit", "-json")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", filepath.Join(dir, "go.mod"), err)
+	}
+	var mod struct{ Toolchain string }
+	if err := json.Unmarshal(out, &mod); err != nil {
+		return nil, err
+	}
+	if mod.Toolchain == "" {
+		return nil, fmt.Errorf("%s names no toolchain: the images are built with the toolchain it pins", filepath.Join(dir, "go.mod"))
+	}
+	return &Publisher{Dir: dir, TagBase: tagBase, Builder: image.Builder{Toolchain: image.Toolchain(mod.Toolchain),
+		Platforms: image.Platforms, ToolsDir: filepath.Join(dir, "hack", "tools"), HostOPM: filepath.Join(dir, "bin", "opm")}}, nil
+}
