@@ -134,7 +134,7 @@ docker-push: ## Push the manager image with a container engine.
 ##@ Local cluster with OLM
 
 .PHONY: demo
-demo: tools build localcluster ## Start a local control plane with OLM, install App Operator from catalog/ and run a sample App.
+demo: tools build localcluster node-packages ## Start a local control plane with OLM, install App Operator from catalog/ and run a sample App.
 	$(LOCALBIN)/localcluster up
 
 .PHONY: demo-down
@@ -142,25 +142,36 @@ demo-down: localcluster ## Stop everything make demo or make run-bundle started.
 	$(LOCALBIN)/localcluster down
 
 .PHONY: run-bundle
-run-bundle: tools build localcluster ## Install bundle/ alone on a fresh local cluster, like operator-sdk run bundle.
+run-bundle: tools build localcluster node-packages ## Install bundle/ alone on a fresh local cluster, like operator-sdk run bundle.
 	$(LOCALBIN)/localcluster run-bundle --bundle bundle
 
 .PHONY: scorecard
 scorecard: build localcluster ## Run the custom scorecard tests (scorecard/) against the cluster of make demo.
 	$(LOCALBIN)/localcluster scorecard
 
+# The real node of the local cluster runs Debian's containerd, runc and CNI plugins, and
+# kube-proxy programs iptables: installed when missing (as root, like the node itself).
+NODE_PACKAGES := containerd runc containernetworking-plugins iptables
+.PHONY: node-packages
+node-packages: ## Install the local cluster node's Debian packages (containerd, runc, CNI plugins, iptables) when one is missing.
+	@missing=""; for c in containerd runc iptables /usr/lib/cni/bridge; do command -v $$c >/dev/null 2>&1 || missing="$$missing $$c"; done; \
+	if [ -n "$$missing" ]; then \
+		echo ">> installing $(NODE_PACKAGES) from Debian's packages (missing:$$missing)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(NODE_PACKAGES) >/dev/null; \
+	fi
+
 .PHONY: localcluster
 localcluster:
 	cd $(TEST_MODULE) && go build -o $(LOCALBIN)/localcluster ./cmd/localcluster
 
 .PHONY: test-e2e
-test-e2e: tools build ## Run the end-to-end suites with the real OLM: install from catalog/ (test/e2e) and the release train (test/upgrade).
+test-e2e: tools build localcluster node-packages ## Run the end-to-end suites with the real OLM: install from catalog/ (test/e2e) and the release train (test/upgrade).
 	cd $(TEST_MODULE) && go test $(GO_TEST_FLAGS) -p 1 -timeout 40m -v ./e2e/... ./upgrade/...
 
 ##@ Faults
 
 .PHONY: test-chaos
-test-chaos: tools build ## Crash the manager, restart kube-apiserver, kill the leader, race writers; print the figures.
+test-chaos: tools build localcluster node-packages ## Crash the manager, restart kube-apiserver, kill the leader, race writers; print the figures.
 	@mkdir -p $(CURDIR)/.cache
 	cd $(TEST_MODULE) && go test $(GO_TEST_FLAGS) -p 1 -timeout 60m -v ./chaos/... 2>&1 | tee $(CURDIR)/.cache/chaos.log
 	@echo; grep '^CHAOS' $(CURDIR)/.cache/chaos.log
@@ -170,7 +181,7 @@ test-chaos: tools build ## Crash the manager, restart kube-apiserver, kill the l
 APPS ?= 1000
 ROUNDS ?= 3
 .PHONY: bench
-bench: tools build ## Measure with APPS Apps (default 1000) on a local cluster against a same-run baseline, ROUNDS times (default 3); run the Go benchmarks.
+bench: tools build localcluster node-packages ## Measure with APPS Apps (default 1000) on a local cluster against a same-run baseline, ROUNDS times (default 3); run the Go benchmarks.
 	go test -run '^$$' -bench . -benchmem ./controllers/desired ./controllers/apply ./api/v1alpha1
 	@mkdir -p $(CURDIR)/.cache
 	cd $(TEST_MODULE) && go run ./bench --apps $(APPS) --rounds $(ROUNDS) --out $(CURDIR)/.cache/bench-$(APPS).json
@@ -253,11 +264,18 @@ $(eval $(call tool,kube-controller-manager,kube,k8s.io/kubernetes/cmd/kube-contr
 $(eval $(call tool,kube-scheduler,kube,k8s.io/kubernetes/cmd/kube-scheduler))
 $(eval $(call tool,kubectl,kube,k8s.io/kubernetes/cmd/kubectl))
 $(eval $(call tool,etcd,kube,go.etcd.io/etcd/server/v3))
+$(eval $(call tool,kubelet,kube,k8s.io/kubernetes/cmd/kubelet))
+$(eval $(call tool,kube-proxy,kube,k8s.io/kubernetes/cmd/kube-proxy))
+$(eval $(call tool,coredns,node,github.com/mycompany/app-operator/hack/tools/node/coredns))
+$(eval $(call tool,cp,node,github.com/u-root/u-root/cmds/core/cp))
 $(eval $(call tool,kwok,kwok,sigs.k8s.io/kwok/cmd/kwok))
 $(eval $(call tool,kwokctl,kwok,sigs.k8s.io/kwok/cmd/kwokctl))
 $(eval $(call tool,olm,olm,github.com/operator-framework/operator-lifecycle-manager/cmd/olm))
 $(eval $(call tool,catalog,olm,github.com/operator-framework/operator-lifecycle-manager/cmd/catalog))
+$(eval $(call tool,cpb,olm,github.com/operator-framework/operator-lifecycle-manager/util/cpb))
+$(eval $(call tool,copy-content,olm,github.com/operator-framework/operator-lifecycle-manager/cmd/copy-content))
 $(eval $(call tool,opm,olm,github.com/operator-framework/operator-registry/cmd/opm))
+$(eval $(call tool,grpc_health_probe,olm,github.com/grpc-ecosystem/grpc-health-probe))
 $(eval $(call tool,promtool,prom,github.com/prometheus/prometheus/cmd/promtool))
 $(eval $(call tool,golangci-lint,lint,github.com/golangci/golangci-lint/v2/cmd/golangci-lint))
 
@@ -268,9 +286,15 @@ opm: $(OPM) ## Build opm into bin/.
 golangci-lint: $(GOLANGCI_LINT) ## Build golangci-lint into bin/.
 
 ENVTEST_TOOLS := $(addprefix $(LOCALBIN)/,kube-apiserver etcd kubectl)
-CLUSTER_TOOLS := $(ENVTEST_TOOLS) $(addprefix $(LOCALBIN)/,kube-controller-manager kube-scheduler kwok kwokctl)
-OLM_TOOLS := $(addprefix $(LOCALBIN)/,olm catalog opm)
-ALL_TOOLS := $(CONTROLLER_GEN) $(KUSTOMIZE) $(CLUSTER_TOOLS) $(OLM_TOOLS) $(LOCALBIN)/promtool $(GOLANGCI_LINT)
+NODE_TOOLS := $(addprefix $(LOCALBIN)/,kubelet kube-proxy coredns cp)
+CLUSTER_TOOLS := $(ENVTEST_TOOLS) $(addprefix $(LOCALBIN)/,kube-controller-manager kube-scheduler kwok kwokctl) $(NODE_TOOLS)
+OLM_TOOLS := $(addprefix $(LOCALBIN)/,olm catalog cpb copy-content opm grpc_health_probe)
+ALL_TOOLS := $(CONTROLLER_GEN) $(KUSTOMIZE) $(CLUSTER_TOOLS) $(OLM_TOOLS) $(LOCALBIN)/promtool $(GOLANGCI_LINT) $(LOCALBIN)/pause
+
+# The sandbox of every pod on the local cluster's node: the project's own, as nothing is pulled
+# from public registries.
+$(LOCALBIN)/pause: test/cmd/pause/main.go
+	cd $(TEST_MODULE) && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $@ ./cmd/pause
 
 .PHONY: tools
 tools: $(ALL_TOOLS) ## Build every pinned tool into bin/ (about 25 minutes cold, seconds after).

@@ -26,6 +26,10 @@ var tests = map[string]test{
 	"conversion-round-trip": conversionRoundTrip,
 }
 
+// sampleImage is the sample workload that config/samples runs: App Operator publishes it beside
+// its own images.
+const sampleImage = "quay.io/mycompany/app-operator-sample:v1.0.0"
+
 func pass(log string) v1alpha3.TestResult {
 	return v1alpha3.TestResult{State: v1alpha3.PassState, Log: log}
 }
@@ -38,7 +42,7 @@ func fail(err error, suggestion string) v1alpha3.TestResult {
 func appBecomesAvailable(ctx context.Context, c client.Client, ns string) v1alpha3.TestResult {
 	app := &appv1.App{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "scorecard-"},
-		Spec:       appv1.AppSpec{Image: "nginxinc/nginx-unprivileged:1.27", Replicas: ptr.To(int32(2))},
+		Spec:       appv1.AppSpec{Image: sampleImage, Replicas: ptr.To(int32(2))},
 	}
 	if err := c.Create(ctx, app); err != nil {
 		return fail(err, "check that App Operator is installed and its webhooks answer")
@@ -86,7 +90,7 @@ func invalidAppRefused(ctx context.Context, c client.Client, ns string) v1alpha3
 func conversionRoundTrip(ctx context.Context, c client.Client, ns string) v1alpha3.TestResult {
 	old := &v1alpha1.App{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "scorecard-conversion-"},
-		Spec:       v1alpha1.AppSpec{Image: "nginxinc/nginx-unprivileged:1.27", Replicas: ptr.To(int32(1))},
+		Spec:       v1alpha1.AppSpec{Image: sampleImage, Replicas: ptr.To(int32(1))},
 	}
 	if err := c.Create(ctx, old); err != nil {
 		return fail(err, "check that the conversion webhook answers")

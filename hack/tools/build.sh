@@ -20,8 +20,10 @@ kube)
 	minor=$(echo "$v" | cut -d. -f2)
 	ldflags="$ldflags -X k8s.io/component-base/version.gitVersion=$v -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean"
 	;;
-olm)
-	# opm without these tags needs the gpgme C library.
+olm | node)
+	# These run in the local cluster's images, which hold nothing but the binary: static. opm
+	# without these tags needs the gpgme C library.
+	export CGO_ENABLED=0
 	tags="json1 containers_image_openpgp"
 	;;
 prom)

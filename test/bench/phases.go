@@ -144,9 +144,12 @@ func convergeApps(ctx context.Context, c *localcluster.Cluster, o options) (phas
 	})
 }
 
+// benchApp is one App of the benchmark: its pod runs on kwok's fake nodes.
 func benchApp(ns string, i int) *appv1.App {
-	return &appv1.App{
+	app := &appv1.App{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("app-%05d", i), UID: "baseline"},
-		Spec:       appv1.AppSpec{Image: "nginxinc/nginx-unprivileged:1.27", Replicas: ptr.To(int32(1))},
+		Spec:       appv1.AppSpec{Image: "registry.example.com/bench/web:1.27", Replicas: ptr.To(int32(1))},
 	}
+	localcluster.OnFakeNodes(&app.Spec)
+	return app
 }

@@ -67,36 +67,38 @@ func run(ctx context.Context, o options) (Result, error) {
 		return r, err
 	}
 	nodes := max(2, int(math.Ceil(float64(o.apps)/1500))+1)
-	step("starting a local control plane with %d fake nodes and OLM", nodes)
-	c, err := localcluster.StartWithOLM(ctx, localcluster.Options{Name: "app-bench", Dir: dir, Bin: o.bin, Nodes: nodes, PodsPerNode: 2000, AuditPolicy: policy}, o.root)
+	step("building the images of App Operator's releases")
+	rel, err := localcluster.BuildReleases(ctx, o.root)
+	if err != nil {
+		return r, err
+	}
+	step("starting a local cluster with %d fake nodes, its real node and OLM", nodes)
+	c, err := localcluster.StartWithOLM(ctx, localcluster.Options{Name: "app-bench", Dir: dir, Bin: o.bin, FakeNodes: nodes, PodsPerNode: 2000, AuditPolicy: policy}, o.root)
 	if err != nil {
 		return r, err
 	}
 	defer c.Stop()
-	if err := c.ServeCatalog(ctx, filepath.Join(o.root, "catalog")); err != nil {
-		return r, err
-	}
-	pprof, err := freeAddr()
-	if err != nil {
-		return r, err
-	}
-	// The manager's default sync period, as users run it; the steady window forces a resync.
-	managerArgs := append([]string{pprofFlag + "=" + pprof}, o.managerArgs...)
-	c.ManagerArgs = managerArgs
-	manager := filepath.Join(o.bin, "manager")
-	kubelet := c.RunKubelet(func(context.Context, string) (string, error) { return manager, nil })
-	defer kubelet.Stop()
-	head, err := localcluster.ChannelHead(filepath.Join(o.root, "catalog"))
-	if err != nil {
+	head := rel.Head().CSVName()
+	if err := c.PublishCatalog(ctx, rel, rel.Head().Version); err != nil {
 		return r, err
 	}
 	if err := c.Subscribe(ctx, localcluster.Subscription{}); err != nil {
 		return r, err
 	}
-	if _, err := c.WaitForCSV(ctx, head, 3*time.Minute); err != nil {
+	if _, err := c.WaitForCSV(ctx, head, 5*time.Minute); err != nil {
 		return r, err
 	}
-	op, err := kubelet.WaitFor(ctx, head, 3*time.Minute)
+	// The bundle's arguments, the manager's pprof endpoint on its pod IP, and --manager-arg: the
+	// manager's default sync period, as users run it; the steady window forces a resync.
+	bundleArgs, err := c.ManagerArgs(ctx, head)
+	if err != nil {
+		return r, err
+	}
+	managerArgs := append(append(slices.Clone(bundleArgs), fmt.Sprintf("%s=:%d", pprofFlag, pprofPort)), o.managerArgs...)
+	restart := func(args []string) (*localcluster.Manager, error) {
+		return c.RestartManager(ctx, head, args, managerStart)
+	}
+	op, err := restart(managerArgs)
 	if err != nil {
 		return r, err
 	}
@@ -109,6 +111,7 @@ func run(ctx context.Context, o options) (Result, error) {
 	}
 	s := localcluster.NewScraper(op.MetricsURL, token)
 	profile := filepath.Join(filepath.Dir(o.out), fmt.Sprintf("bench-heap-%d.pb.gz", o.apps))
+	pprof := op.PprofAddr(pprofPort)
 	base, err := localcluster.HeapAfterGC(ctx, pprof, profile+".base")
 	if err != nil {
 		return r, err
@@ -172,14 +175,14 @@ func run(ctx context.Context, o options) (Result, error) {
 	r.HeapKiBMarginal = r.kibPerApp(r.HeapBytes - r.HeapBaseBytes)
 	if !o.heapOnly {
 		step("steady state: restarting the manager with --sync-period=%v, then watching writes for at least %v, until its first resync: its start and the resync each reconcile every App", o.resync, o.steady)
-		if err := steadyWindow(ctx, c, kubelet, o, managerArgs, token, offset, &r); err != nil {
+		if err := steadyWindow(ctx, c, restart, op.ServiceAccount, o, managerArgs, token, offset, &r); err != nil {
 			return r, err
 		}
 	}
 	// This restart also returns the manager to the convergence phases' arguments after the
 	// steady window.
 	step("heap after a restart: restarting the manager, which reconciles every App from a new cache")
-	restarted, err := restartedHeap(ctx, c, kubelet, managerArgs, o.apps, token, pprof, strings.TrimSuffix(profile, ".pb.gz")+"-restarted.pb.gz")
+	restarted, err := restartedHeap(ctx, c, restart, managerArgs, o.apps, token, strings.TrimSuffix(profile, ".pb.gz")+"-restarted.pb.gz")
 	if err != nil {
 		return r, err
 	}

@@ -9,7 +9,10 @@ import (
 )
 
 // managerStart is how long a restarted manager may take to be ready.
-const managerStart = 2 * time.Minute
+const managerStart = 3 * time.Minute
+
+// pprofPort is where the manager serves pprof, on its pod IP.
+const pprofPort = 6060
 
 // steadyWindow counts the operator's writes over at least o.steady after a forced resync of
 // every App: it restarts the manager with a sync period of o.resync, so that the new manager
@@ -17,8 +20,7 @@ const managerStart = 2 * time.Minute
 // and compares every resourceVersion before and after. It leaves that manager running:
 // restartedHeap restarts it with the convergence phases' arguments. offset is where the audit
 // log's unread part begins.
-func steadyWindow(ctx context.Context, c *localcluster.Cluster, kubelet *localcluster.Kubelet, o options, managerArgs []string, token string, offset int64, r *Result) error {
-	sa := kubelet.Operator().ServiceAccount
+func steadyWindow(ctx context.Context, c *localcluster.Cluster, restart restarter, sa string, o options, managerArgs []string, token string, offset int64, r *Result) error {
 	before, err := resourceVersions(ctx, c)
 	if err != nil {
 		return err
@@ -26,7 +28,7 @@ func steadyWindow(ctx context.Context, c *localcluster.Cluster, kubelet *localcl
 	if _, offset, err = writes(c.AuditLog(), offset, sa); err != nil {
 		return err
 	}
-	op, err := kubelet.Restart(ctx, append(slices.Clone(managerArgs), "--sync-period="+o.resync.String()), managerStart)
+	op, err := restart(append(slices.Clone(managerArgs), "--sync-period="+o.resync.String()))
 	if err != nil {
 		return err
 	}
@@ -61,8 +63,8 @@ func steadyWindow(ctx context.Context, c *localcluster.Cluster, kubelet *localcl
 // once the controller is idle. The new manager caches the same objects as the one that
 // watched them converge, but read in one list each: without the garbage the convergence left
 // in the spans between them, and without the Events it emitted.
-func restartedHeap(ctx context.Context, c *localcluster.Cluster, kubelet *localcluster.Kubelet, managerArgs []string, apps int, token, pprofAddr, profile string) (localcluster.Heap, error) {
-	op, err := kubelet.Restart(ctx, managerArgs, managerStart)
+func restartedHeap(ctx context.Context, c *localcluster.Cluster, restart restarter, managerArgs []string, apps int, token, profile string) (localcluster.Heap, error) {
+	op, err := restart(managerArgs)
 	if err != nil {
 		return localcluster.Heap{}, err
 	}
@@ -70,5 +72,8 @@ func restartedHeap(ctx context.Context, c *localcluster.Cluster, kubelet *localc
 	if _, err := waitReconciles(ctx, c, s, apps, 10*time.Minute, "the restarted manager's reconcile of every App"); err != nil {
 		return localcluster.Heap{}, err
 	}
-	return idleHeap(ctx, s, pprofAddr, profile)
+	return idleHeap(ctx, s, op.PprofAddr(pprofPort), profile)
 }
+
+// restarter restarts the manager with new arguments and returns the new one, once ready.
+type restarter func(args []string) (*localcluster.Manager, error)

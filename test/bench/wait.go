@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
@@ -116,13 +115,4 @@ func metaItems(list client.ObjectList) ([]client.Object, error) {
 		out = append(out, o.(client.Object))
 	}
 	return out, nil
-}
-
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
 }

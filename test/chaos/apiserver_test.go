@@ -13,10 +13,10 @@ import (
 func TestTheOperatorRecoversFromAnAPIServerRestart(t *testing.T) {
 	const apps = 200
 	c := newCluster(t)
-	k := runKubelet(t, c)
 	ctx := context.Background()
 	createNamespace(t, c, "restart")
-	pid := k.Operator().Pid()
+	before, err := c.WaitForManager(ctx, headCSV(t), time.Minute)
+	require.NoError(t, err)
 
 	retried := createApps(t, c, "restart", 0, apps/2)
 	down := time.Now()
@@ -25,7 +25,10 @@ func TestTheOperatorRecoversFromAnAPIServerRestart(t *testing.T) {
 	retried += createApps(t, c, "restart", apps/2, apps)
 	took := waitConverged(t, c, "restart", apps, 10*time.Minute)
 
-	require.Equal(t, pid, k.Operator().Pid(), "the manager was not restarted")
+	after, err := c.WaitForManager(ctx, headCSV(t), time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, before.Pod.UID, after.Pod.UID, "the manager's pod was not replaced")
+	require.Zero(t, after.Pod.Status.ContainerStatuses[0].RestartCount, "the manager was not restarted")
 	assertExactlyOneWorkloadEach(t, c, "restart", apps)
 	require.Empty(t, unrecoverable(t, c))
 	figures(t, "apps=%d apiserver_downtime_s=%.1f converged_after_restart_s=%.1f manager_restarts=0 app_creations_retried=%d",

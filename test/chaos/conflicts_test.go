@@ -25,7 +25,6 @@ import (
 // none of the other writer's drift.
 func TestConflictingWritersLoseNothing(t *testing.T) {
 	c := newCluster(t)
-	runKubelet(t, c)
 	ctx := context.Background()
 	createNamespace(t, c, "conflicts")
 	app := newApp("conflicts", 1)

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mycompany/app-operator/test/localcluster"
@@ -20,56 +22,55 @@ const (
 )
 
 // leader returns which of the managers leads, from their leader_election_master_status.
-func leader(t *testing.T, token string, ops ...*localcluster.Operator) *localcluster.Operator {
-	t.Helper()
-	for _, op := range ops {
-		if op.Exited() {
-			continue
-		}
-		f, err := localcluster.NewScraper(op.MetricsURL, token).Families(context.Background())
+func leader(token string, managers ...*localcluster.Manager) *localcluster.Manager {
+	for _, m := range managers {
+		f, err := localcluster.NewScraper(m.MetricsURL, token).Families(context.Background())
 		if err != nil {
 			continue
 		}
 		if v, err := localcluster.Gauge(f, "leader_election_master_status", "name", "app-operator.mycompany.com"); err == nil && v == 1 {
-			return op
+			return m
 		}
 	}
 	return nil
 }
 
-// TestAStandbyTakesOverFromTheLeader runs two managers with leader election. When the leader
-// is killed, the standby leads within a lease duration and two of its attempts, and reconciles.
-// When the leader stops gracefully, it releases the lease and the standby leads within 2 s.
+// TestAStandbyTakesOverFromTheLeader runs two replicas of the manager with leader election.
+// When the leader is killed (SIGKILL), the standby leads within a lease duration and two of its
+// attempts, and reconciles. When the leader's pod is deleted, it stops gracefully, releases the
+// lease, and the standby (the killed one, restarted by the kubelet) leads within 2 s.
 func TestAStandbyTakesOverFromTheLeader(t *testing.T) {
 	args := []string{"--leader-election-lease-duration=" + leaseDuration.String(), "--leader-election-retry-period=" + retryPeriod.String()}
 	c := newCluster(t, args...)
 	ctx := context.Background()
+	csv := headCSV(t)
+	require.NoError(t, c.EditManager(ctx, csv, func(d *appsv1.DeploymentSpec) { d.Replicas = ptr.To(int32(2)) }))
+	require.NoError(t, c.Poll(ctx, 3*time.Minute, "two managers to run", func(ctx context.Context) (bool, error) {
+		managers, _, err := c.Managers(ctx)
+		return len(managers) == 2, err
+	}))
 	token, err := c.MetricsReaderToken(ctx, "default", "chaos-scraper")
-	require.NoError(t, err)
-	require.NoError(t, c.WaitForConversionWebhook(ctx))
-	a, err := c.RunOperator(ctx, "manager-a", manager())
-	require.NoError(t, err)
-	b, err := c.RunOperator(ctx, "manager-b", manager())
 	require.NoError(t, err)
 	createNamespace(t, c, "failover")
 
-	waitLeader := func(from time.Time, ops ...*localcluster.Operator) (*localcluster.Operator, time.Duration) {
-		var l *localcluster.Operator
-		require.NoError(t, c.Poll(ctx, time.Minute, "a manager to lead", func(context.Context) (bool, error) {
-			l = leader(t, token, ops...)
-			return l != nil, nil
+	waitLeader := func(from time.Time) (*localcluster.Manager, time.Duration) {
+		var l *localcluster.Manager
+		require.NoError(t, c.Poll(ctx, time.Minute, "a manager to lead", func(ctx context.Context) (bool, error) {
+			managers, _, err := c.Managers(ctx)
+			l = leader(token, managers...)
+			return l != nil, err
 		}))
 		return l, time.Since(from)
 	}
-	first, _ := waitLeader(time.Now(), a, b)
-	standby := map[*localcluster.Operator]*localcluster.Operator{a: b, b: a}[first]
+	first, _ := waitLeader(time.Now())
 
 	// The leader dies.
 	killedAt := time.Now()
-	require.NoError(t, first.Kill())
+	require.NoError(t, c.Crash(ctx, first.Pod, "manager"))
 	app := newApp("failover", 1)
 	require.NoError(t, c.Client.Create(ctx, app))
-	_, leadAfter := waitLeader(killedAt, standby)
+	second, leadAfter := waitLeader(killedAt)
+	require.NotEqual(t, first.Pod.UID, second.Pod.UID, "the standby leads")
 	require.NoError(t, c.WaitForAppAvailable(ctx, client.ObjectKeyFromObject(app), time.Minute))
 	reconciledAfter := time.Since(killedAt)
 	// The standby sees the leader's last renewal at its next attempt, counts the lease duration
@@ -77,17 +78,20 @@ func TestAStandbyTakesOverFromTheLeader(t *testing.T) {
 	// to show it.
 	require.LessOrEqual(t, leadAfter, leaseDuration+2*attemptInterval+time.Second, "the standby leads within a lease duration and two of its attempts")
 
-	// A new standby; then the leader stops gracefully and releases the lease.
-	third, err := c.RunOperator(ctx, "manager-c", manager())
-	require.NoError(t, err)
-	time.Sleep(2 * time.Second)
+	// The killed manager runs again as the standby; then the leader's pod is deleted, and it
+	// stops gracefully and releases the lease.
+	require.NoError(t, c.Poll(ctx, 2*time.Minute, "two managers to run", func(ctx context.Context) (bool, error) {
+		managers, _, err := c.Managers(ctx)
+		return len(managers) == 2, err
+	}))
 	stoppedAt := time.Now()
-	require.NoError(t, standby.Stop(30*time.Second))
-	_, handover := waitLeader(stoppedAt, third)
+	require.NoError(t, c.Client.Delete(ctx, second.Pod))
+	third, handover := waitLeader(stoppedAt)
+	require.NotEqual(t, second.Pod.UID, third.Pod.UID)
 	require.LessOrEqual(t, handover, 2*time.Second, "release-on-cancel hands over at once")
-	second := newApp("failover", 2)
-	require.NoError(t, c.Client.Create(ctx, second))
-	require.NoError(t, c.WaitForAppAvailable(ctx, client.ObjectKeyFromObject(second), time.Minute))
+	next := newApp("failover", 2)
+	require.NoError(t, c.Client.Create(ctx, next))
+	require.NoError(t, c.WaitForAppAvailable(ctx, client.ObjectKeyFromObject(next), time.Minute))
 
 	figures(t, "lease_duration_s=%.0f retry_period_s=%.1f killed_leader_to_new_leader_s=%.1f killed_leader_to_reconciled_s=%.1f graceful_handover_s=%.2f",
 		leaseDuration.Seconds(), retryPeriod.Seconds(), leadAfter.Seconds(), reconciledAfter.Seconds(), handover.Seconds())

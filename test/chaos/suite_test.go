@@ -36,10 +36,14 @@ func figures(t *testing.T, format string, args ...any) {
 	fmt.Println(line)
 }
 
-// newCluster starts a cluster with OLM and the project's catalog, kept on failure.
+// newCluster starts a cluster with OLM, installs the release being prepared from its catalog
+// image and waits until its manager runs, with managerArgs added to the bundle's arguments
+// (kept on failure).
 func newCluster(t *testing.T, managerArgs ...string) *localcluster.Cluster {
 	t.Helper()
 	ctx := context.Background()
+	rel, err := localcluster.BuildReleases(ctx, root)
+	require.NoError(t, err)
 	dir := filepath.Join(root, ".cache", "chaos", t.Name()+"-"+time.Now().Format("150405"))
 	c, err := localcluster.StartWithOLM(ctx, localcluster.Options{Name: "app-chaos", Dir: dir, Bin: filepath.Join(root, "bin")}, root)
 	require.NoError(t, err)
@@ -51,35 +55,35 @@ func newCluster(t *testing.T, managerArgs ...string) *localcluster.Cluster {
 			os.RemoveAll(dir)
 		}
 	})
-	c.ManagerArgs = managerArgs
-	require.NoError(t, c.ServeCatalog(ctx, filepath.Join(root, "catalog")))
+	head := rel.Head()
+	require.NoError(t, c.PublishCatalog(ctx, rel, head.Version))
 	require.NoError(t, c.Subscribe(ctx, localcluster.Subscription{}))
-	head, err := localcluster.ChannelHead(filepath.Join(root, "catalog"))
+	_, err = c.WaitForCSV(ctx, head.CSVName(), 5*time.Minute)
 	require.NoError(t, err)
-	_, err = c.WaitForCSV(ctx, head, 3*time.Minute)
+	if len(managerArgs) > 0 {
+		args, err := c.ManagerArgs(ctx, head.CSVName())
+		require.NoError(t, err)
+		require.NoError(t, c.SetManagerArgs(ctx, head.CSVName(), append(args, managerArgs...)))
+	}
+	_, err = c.WaitForManager(ctx, head.CSVName(), 3*time.Minute)
 	require.NoError(t, err)
+	require.NoError(t, c.WaitForConversionWebhook(ctx))
 	return c
 }
 
-func manager() string { return filepath.Join(root, "bin", "manager") }
-
-// runKubelet runs the checkout's manager for whatever OLM deploys, and waits until it runs.
-func runKubelet(t *testing.T, c *localcluster.Cluster) *localcluster.Kubelet {
+// headCSV is the release the chaos suite installs.
+func headCSV(t *testing.T) string {
 	t.Helper()
-	ctx := context.Background()
-	k := c.RunKubelet(func(context.Context, string) (string, error) { return manager(), nil })
-	t.Cleanup(k.Stop)
-	head, err := localcluster.ChannelHead(filepath.Join(root, "catalog"))
+	rel, err := localcluster.BuildReleases(context.Background(), root)
 	require.NoError(t, err)
-	_, err = k.WaitFor(ctx, head, 3*time.Minute)
-	require.NoError(t, err)
-	require.NoError(t, c.WaitForConversionWebhook(ctx))
-	return k
+	return rel.Head().CSVName()
 }
 
 func newApp(ns string, i int) *appv1.App {
-	return &appv1.App{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("app-%04d", i)},
-		Spec: appv1.AppSpec{Image: "nginxinc/nginx-unprivileged:1.27", Replicas: ptr.To(int32(1))}}
+	app := &appv1.App{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("app-%04d", i)},
+		Spec: appv1.AppSpec{Image: "registry.example.com/chaos/web:1.27", Replicas: ptr.To(int32(1))}}
+	localcluster.OnFakeNodes(&app.Spec)
+	return app
 }
 
 // createApps creates Apps from..to-1 in a namespace, as a user's client would: a creation
@@ -162,10 +166,11 @@ func assertExactlyOneWorkloadEach(t *testing.T, c *localcluster.Cluster, ns stri
 }
 
 // unrecoverable returns the log lines of the managers that no retry recovers from: panics,
-// fatal errors, and a manager that stopped on its own.
+// fatal errors, and a manager that stopped on its own. It reads every manager container's log,
+// the running and the previous instance.
 func unrecoverable(t *testing.T, c *localcluster.Cluster) []string {
 	t.Helper()
-	logs, err := filepath.Glob(filepath.Join(c.LogDir(), "manager*.log"))
+	logs, err := filepath.Glob(filepath.Join(c.Dir, "pod-logs", localcluster.OperatorsNamespace+"_"+localcluster.DeploymentName+"-*", "manager", "*.log"))
 	require.NoError(t, err)
 	var bad []string
 	for _, f := range logs {
@@ -173,7 +178,7 @@ func unrecoverable(t *testing.T, c *localcluster.Cluster) []string {
 		require.NoError(t, err)
 		for _, line := range strings.Split(string(raw), "\n") {
 			if strings.Contains(line, `"level":"panic"`) || strings.Contains(line, `"level":"fatal"`) ||
-				strings.HasPrefix(line, "panic:") || strings.Contains(line, `"msg":"manager stopped"`) {
+				strings.Contains(line, " panic: ") || strings.Contains(line, `"msg":"manager stopped"`) {
 				bad = append(bad, line)
 			}
 		}

@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -18,9 +21,14 @@ import (
 
 	appv1 "github.com/mycompany/app-operator/api/v1"
 	"github.com/mycompany/app-operator/controllers/desired"
+	"github.com/mycompany/app-operator/test/localcluster"
 )
 
-// sample reads the v1 sample App that ships in the bundle's examples.
+// sampleImage is the sample workload, which the real node pulls from the cluster's registry.
+const sampleImage = "quay.io/mycompany/app-operator-sample:v1.0.0"
+
+// sample reads the v1 sample App that ships in the bundle's examples: its pods run the sample
+// workload on the real node.
 func sample(t *testing.T, ns string) *appv1.App {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(root, "config", "samples", "mycompany_v1_app.yaml"))
@@ -28,6 +36,13 @@ func sample(t *testing.T, ns string) *appv1.App {
 	app := &appv1.App{}
 	require.NoError(t, yaml.UnmarshalStrict(raw, app))
 	app.Namespace = ns
+	return app
+}
+
+// fakeSample is the sample App with its pods on kwok's fake nodes, for what need not really run.
+func fakeSample(t *testing.T, ns string) *appv1.App {
+	app := sample(t, ns)
+	localcluster.OnFakeNodes(&app.Spec)
 	return app
 }
 
@@ -42,12 +57,14 @@ func TestTheSampleAppBecomesAvailable(t *testing.T) {
 	require.Equal(t, app.Spec.Image, got.Status.Image)
 	require.Equal(t, app.Name, got.Status.ServiceName)
 
-	// The Deployment's pods run on kwok's nodes.
+	// The Deployment's pods run the sample workload on the real node, and its Service answers.
 	pods := &corev1.PodList{}
 	require.NoError(t, cluster.Client.List(ctx, pods, client.InNamespace(key.Namespace), client.MatchingLabels(desired.SelectorLabels(app))))
 	require.Len(t, pods.Items, int(*app.Spec.Replicas))
 	for _, p := range pods.Items {
 		require.Equal(t, corev1.PodRunning, p.Status.Phase, p.Name)
+		require.Equal(t, cluster.NodeName(), p.Spec.NodeName, "%s runs on the real node", p.Name)
+		require.Zero(t, p.Status.ContainerStatuses[0].RestartCount, p.Name)
 	}
 	d := &appsv1.Deployment{}
 	require.NoError(t, cluster.Client.Get(ctx, key, d))
@@ -55,6 +72,14 @@ func TestTheSampleAppBecomesAvailable(t *testing.T) {
 	svc := &corev1.Service{}
 	require.NoError(t, cluster.Client.Get(ctx, key, svc))
 	require.True(t, metav1.IsControlledBy(svc, got))
+	eventually(t, time.Minute, func(c *assert.CollectT) {
+		resp, err := http.Get(fmt.Sprintf("http://%s:%d/", svc.Spec.ClusterIP, svc.Spec.Ports[0].Port))
+		require.NoError(c, err)
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		require.Equal(c, http.StatusOK, resp.StatusCode)
+		require.Contains(c, string(body), "Hello from "+app.Name+"-", "a pod of the App answers through its Service")
+	}, "the App's Service to answer")
 
 	out, err := kubectl(t, "get", "apps", "-n", key.Namespace)
 	require.NoError(t, err, out)
@@ -64,7 +89,7 @@ func TestTheSampleAppBecomesAvailable(t *testing.T) {
 }
 
 func TestKubectlScaleScalesTheApp(t *testing.T) {
-	app := sample(t, namespace(t))
+	app := fakeSample(t, namespace(t))
 	require.NoError(t, cluster.Client.Create(context.Background(), app))
 	key := client.ObjectKeyFromObject(app)
 	AssertAppAvailable(t, key, *app.Spec.Replicas)
@@ -79,7 +104,7 @@ func TestKubectlScaleScalesTheApp(t *testing.T) {
 
 func TestAnImageChangeRollsOut(t *testing.T) {
 	ctx := context.Background()
-	app := sample(t, namespace(t))
+	app := fakeSample(t, namespace(t))
 	require.NoError(t, cluster.Client.Create(ctx, app))
 	key := client.ObjectKeyFromObject(app)
 	AssertAppAvailable(t, key, *app.Spec.Replicas)
@@ -102,7 +127,7 @@ func TestAnImageChangeRollsOut(t *testing.T) {
 
 func TestDeletingAnAppRemovesItsWorkload(t *testing.T) {
 	ctx := context.Background()
-	app := sample(t, namespace(t))
+	app := fakeSample(t, namespace(t))
 	require.NoError(t, cluster.Client.Create(ctx, app))
 	key := client.ObjectKeyFromObject(app)
 	AssertAppAvailable(t, key, *app.Spec.Replicas)

@@ -17,14 +17,14 @@ func TestAV1alpha1AppIsServedAsV1(t *testing.T) {
 	ctx := context.Background()
 	old := &v1alpha1.App{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace(t), Name: "legacy"},
-		Spec:       v1alpha1.AppSpec{Image: "nginxinc/nginx-unprivileged:1.27", Replicas: ptr.To(int32(2))},
+		Spec:       v1alpha1.AppSpec{Image: sampleImage, Replicas: ptr.To(int32(2))},
 	}
 	require.NoError(t, cluster.Client.Create(ctx, old))
 
 	// Read through OLM's conversion webhook Service, which reaches the manager.
 	app := &appv1.App{}
 	require.NoError(t, cluster.Client.Get(ctx, client.ObjectKeyFromObject(old), app))
-	require.Equal(t, "nginxinc/nginx-unprivileged:1.27", app.Spec.Image)
+	require.Equal(t, sampleImage, app.Spec.Image)
 	require.Equal(t, int32(2), *app.Spec.Replicas)
 	require.Equal(t, "http", app.Spec.Service.TargetPort, "v1 defaults apply to a v1alpha1 App")
 

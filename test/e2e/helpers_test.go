@@ -19,10 +19,12 @@ import (
 	appv1 "github.com/mycompany/app-operator/api/v1"
 )
 
-// namespace creates a namespace with a generated name for one test, deleted after it.
+// namespace creates a namespace with a generated name for one test, deleted after it. It
+// enforces the restricted Pod Security Standard, which App Operator's defaults meet.
 func namespace(t *testing.T) string {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-"}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-",
+		Labels: map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}}}
 	require.NoError(t, cluster.Client.Create(context.Background(), ns))
 	t.Cleanup(func() { _ = cluster.Client.Delete(context.Background(), ns) })
 	return ns.Name

@@ -6,15 +6,10 @@ import (
 	"testing"
 
 	"github.com/operator-framework/api/pkg/apis/scorecard/v1alpha3"
-	"github.com/stretchr/testify/require"
-
-	"github.com/mycompany/app-operator/test/localcluster"
-)
+	"github.com/stretchr/testify/require")
 
 func TestScorecardCustomTestsPass(t *testing.T) {
-	results, skipped, err := localcluster.RunScorecard(context.Background(),
-		filepath.Join(root, "bundle", "tests", "scorecard", "config.yaml"),
-		filepath.Join(root, "bin", "app-scorecard"), cluster.Kubeconfig)
+	results, skipped, err := cluster.RunScorecard(context.Background(), filepath.Join(root, "bundle", "tests", "scorecard", "config.yaml"))
 	require.NoError(t, err)
 	require.Len(t, results, 3)
 	for _, r := range results {

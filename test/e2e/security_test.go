@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -32,7 +31,7 @@ import (
 func can(t *testing.T, verb, group, resource, namespace, name string) bool {
 	t.Helper()
 	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-		User:   kubelet.Operator().ServiceAccount,
+		User:   manager(t).ServiceAccount,
 		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + localcluster.OperatorsNamespace, "system:authenticated"},
 		ResourceAttributes: &authorizationv1.ResourceAttributes{
 			Verb: verb, Group: group, Resource: resource, Namespace: namespace, Name: name},
@@ -75,6 +74,7 @@ func TestAnAppNeverTakesOverAnotherControllersObject(t *testing.T) {
 	require.NoError(t, cluster.Client.Create(ctx, foreign))
 
 	app := &appv1.App{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}, Spec: appv1.AppSpec{Image: "nginx:1.27"}}
+	localcluster.OnFakeNodes(&app.Spec)
 	require.NoError(t, cluster.Client.Create(ctx, app))
 	eventually(t, time.Minute, func(c *assert.CollectT) {
 		require.NoError(c, cluster.Client.Get(ctx, client.ObjectKeyFromObject(app), app))
@@ -90,7 +90,7 @@ func TestAnAppNeverTakesOverAnotherControllersObject(t *testing.T) {
 
 func TestMetricsNeedAuthorization(t *testing.T) {
 	ctx := context.Background()
-	url := kubelet.Operator().MetricsURL
+	url := manager(t).MetricsURL
 	get := func(token string) (int, string) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		require.NoError(t, err)
@@ -137,7 +137,7 @@ func TestMetricsNeedAuthorization(t *testing.T) {
 }
 
 func TestTheWebhookServerRefusesOldTLSAndHTTP2(t *testing.T) {
-	addr := kubelet.Operator().WebhookAddr
+	addr := manager(t).WebhookAddr
 	_, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, MaxVersion: tls.VersionTLS11}) //nolint:gosec
 	require.Error(t, err, "TLS 1.1")
 	conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2", "http/1.1"}}) //nolint:gosec
@@ -152,11 +152,11 @@ func TestLogsAreStructured(t *testing.T) {
 	require.NoError(t, cluster.Client.Create(context.Background(), app))
 	AssertAppAvailable(t, client.ObjectKeyFromObject(app), *app.Spec.Replicas)
 
-	f, err := os.Open(kubelet.Operator().Log)
+	m := manager(t)
+	log, err := cluster.Logs(context.Background(), m.Pod, "manager")
 	require.NoError(t, err)
-	defer f.Close()
 	about := 0
-	s := bufio.NewScanner(f)
+	s := bufio.NewScanner(strings.NewReader(log))
 	s.Buffer(make([]byte, 1<<20), 1<<20)
 	for s.Scan() {
 		line := s.Text()

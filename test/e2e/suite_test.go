@@ -1,5 +1,5 @@
-// Package e2e installs App Operator from the project's catalog with the real OLM on a local
-// control plane (see package framework) and checks what a user sees. One file per feature.
+// Package e2e installs App Operator from its catalog image with the real OLM on a local cluster
+// with a real node (see package localcluster) and checks what a user sees. One file per feature.
 package e2e
 
 import (
@@ -16,9 +16,9 @@ import (
 var (
 	root    = localcluster.RepoRoot()
 	cluster *localcluster.Cluster
-	// kubelet runs the manager of whichever release OLM deploys; this suite tests the
-	// checkout's manager, bin/manager, under the catalog's newest release.
-	kubelet *localcluster.Kubelet
+	// releases are App Operator's releases as users pull them; this suite installs the newest,
+	// the one being prepared from the checkout.
+	releases *localcluster.Releases
 )
 
 func TestMain(m *testing.M) {
@@ -29,6 +29,15 @@ func run(m *testing.M) int {
 	ctx := context.Background()
 	dir := filepath.Join(root, ".cache", "e2e", time.Now().Format("20060102-150405"))
 	var err error
+	if releases, err = localcluster.BuildReleases(ctx, root); err != nil {
+		fmt.Fprintln(os.Stderr, "building the releases' images:", err)
+		return 1
+	}
+	before, err := localcluster.TakeHostState()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	cluster, err = localcluster.StartWithOLM(ctx, localcluster.Options{Name: "app-e2e", Dir: dir, Bin: filepath.Join(root, "bin")}, root)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting the cluster:", err)
@@ -36,11 +45,14 @@ func run(m *testing.M) int {
 	}
 	code := 1
 	defer func() {
-		if kubelet != nil {
-			kubelet.Stop()
-		}
 		if err := cluster.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "stopping the cluster:", err)
+			code = 1
+		}
+		// Nothing of the cluster stays on the machine: interfaces, mounts, iptables chains.
+		if after, err := localcluster.TakeHostState(); err != nil || before.Diff(after) != "" {
+			fmt.Fprintf(os.Stderr, "FAIL: the cluster's teardown left the machine changed: %v%s\n", err, before.Diff(after))
+			code = 1
 		}
 		if code == 0 {
 			os.RemoveAll(dir)
@@ -48,7 +60,11 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "logs of every component are kept in", dir)
 		}
 	}()
-	if err := install(ctx); err != nil {
+	if err := cluster.PublishCatalog(ctx, releases, headVersion()); err != nil {
+		fmt.Fprintln(os.Stderr, "publishing the catalog:", err)
+		return code
+	}
+	if err := subscribe(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return code
 	}
@@ -56,27 +72,17 @@ func run(m *testing.M) int {
 	return code
 }
 
-// install serves the catalog and installs App Operator from it.
-func install(ctx context.Context) error {
-	if err := cluster.ServeCatalog(ctx, filepath.Join(root, "catalog")); err != nil {
-		return fmt.Errorf("serving the catalog: %w", err)
-	}
-	manager := filepath.Join(root, "bin", "manager")
-	kubelet = cluster.RunKubelet(func(context.Context, string) (string, error) { return manager, nil })
-	return subscribe(ctx)
-}
-
-// subscribe subscribes to the stable channel, waits for OLM to install its head and runs the
-// manager as OLM's Deployment describes it.
+// subscribe subscribes to the stable channel and waits until OLM has installed its head and
+// the manager runs as OLM's Deployment describes it.
 func subscribe(ctx context.Context) error {
 	if err := cluster.Subscribe(ctx, localcluster.Subscription{}); err != nil {
 		return fmt.Errorf("subscribing: %w", err)
 	}
 	csv := headCSV()
-	if _, err := cluster.WaitForCSV(ctx, csv, 3*time.Minute); err != nil {
+	if _, err := cluster.WaitForCSV(ctx, csv, 5*time.Minute); err != nil {
 		return err
 	}
-	if _, err := kubelet.WaitFor(ctx, csv, 2*time.Minute); err != nil {
+	if _, err := cluster.WaitForManager(ctx, csv, 3*time.Minute); err != nil {
 		return err
 	}
 	if err := cluster.WaitForInstallPlan(ctx, csv, 3*time.Minute); err != nil {
@@ -85,10 +91,16 @@ func subscribe(ctx context.Context) error {
 	return cluster.WaitForConversionWebhook(ctx)
 }
 
-func headCSV() string {
-	head, err := localcluster.ChannelHead(filepath.Join(root, "catalog"))
+func headVersion() string { return releases.Head().Version }
+
+func headCSV() string { return releases.Head().CSVName() }
+
+// manager is the manager that runs now.
+func manager(t *testing.T) *localcluster.Manager {
+	t.Helper()
+	m, err := cluster.WaitForManager(context.Background(), headCSV(), time.Minute)
 	if err != nil {
-		panic(err)
+		t.Fatal(err)
 	}
-	return head
+	return m
 }

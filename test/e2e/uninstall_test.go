@@ -18,7 +18,7 @@ import (
 // installs it again for the tests that follow.
 func TestUninstallingLeavesAppsAndWorkloadsUntouched(t *testing.T) {
 	ctx := context.Background()
-	app := sample(t, namespace(t))
+	app := fakeSample(t, namespace(t))
 	require.NoError(t, cluster.Client.Create(ctx, app))
 	key := client.ObjectKeyFromObject(app)
 	AssertAppAvailable(t, key, *app.Spec.Replicas)
@@ -36,8 +36,9 @@ func TestUninstallingLeavesAppsAndWorkloadsUntouched(t *testing.T) {
 	before := versions()
 
 	require.NoError(t, cluster.Uninstall(ctx))
-	require.NoError(t, cluster.Poll(ctx, time.Minute, "the manager to stop with its Deployment", func(context.Context) (bool, error) {
-		return kubelet.Operator() == nil, nil
+	require.NoError(t, cluster.Poll(ctx, time.Minute, "the manager to stop with its Deployment", func(ctx context.Context) (bool, error) {
+		managers, _, err := cluster.Managers(ctx)
+		return len(managers) == 0, err
 	}))
 	time.Sleep(5 * time.Second) // time for anything that would touch them
 	after := versions()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -30,4 +31,11 @@ func (c *Cluster) WaitForAppAvailable(ctx context.Context, key client.ObjectKey,
 		return fmt.Errorf("%w; last status: %+v", err, app.Status)
 	}
 	return nil
+}
+
+// OnFakeNodes makes an App's pods run on kwok's fake nodes, through the App's own scheduling
+// fields: for workloads at scale that need not really run.
+func OnFakeNodes(spec *appv1.AppSpec) {
+	spec.NodeSelector = map[string]string{FakeNodeLabel: "kwok"}
+	spec.Tolerations = []corev1.Toleration{{Key: FakeNodeTaint.Key, Operator: corev1.TolerationOpEqual, Value: FakeNodeTaint.Value, Effect: FakeNodeTaint.Effect}}
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +18,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -32,16 +33,20 @@ const (
 	Channel            = "stable"
 )
 
-// InstallOLM applies OLM's CRDs and runs the olm and catalog operators, with one
-// OperatorGroup for all namespaces in OperatorsNamespace.
+// InstallOLM installs OLM the way its release manifest does (deploy/upstream/quickstart/olm.yaml
+// of the pinned module): its CRDs, the olm and operators namespaces, and the olm and catalog
+// operators as Deployments on the real node, with the local cluster's images. Left out are the
+// public OperatorHub catalog, which cannot be reached, and packageserver, OLM's optional API for
+// PackageManifests that nothing here reads. The catalog operator is given the opm image for its
+// bundle unpack Jobs. The operators' namespace enforces the restricted Pod Security Standard.
 func (c *Cluster) InstallOLM(ctx context.Context, repoRoot string) error {
-	crdDir, err := olmCRDDir(repoRoot)
+	module, err := olmModuleDir(repoRoot)
 	if err != nil {
 		return err
 	}
-	files, err := filepath.Glob(filepath.Join(crdDir, "*.yaml"))
+	files, err := filepath.Glob(filepath.Join(module, "deploy", "chart", "crds", "*.yaml"))
 	if err != nil || len(files) == 0 {
-		return fmt.Errorf("no OLM CRDs in %s: %v", crdDir, err)
+		return fmt.Errorf("no OLM CRDs in %s: %v", module, err)
 	}
 	for _, f := range files {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
@@ -56,10 +61,23 @@ func (c *Cluster) InstallOLM(ctx context.Context, repoRoot string) error {
 			return err
 		}
 	}
-	for _, ns := range []string{OLMNamespace, OperatorsNamespace} {
-		if err := c.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return err
+	objs, err := olmManifest(filepath.Join(module, "deploy", "upstream", "quickstart", "olm.yaml"))
+	if err != nil {
+		return err
+	}
+	for _, o := range objs {
+		if err := c.Client.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating OLM's %s %s: %w", o.GetKind(), o.GetName(), err)
 		}
+	}
+	ns := &corev1.Namespace{}
+	if err := c.Client.Get(ctx, client.ObjectKey{Name: OperatorsNamespace}, ns); err != nil {
+		return err
+	}
+	patch := client.MergeFrom(ns.DeepCopy())
+	ns.Labels = map[string]string{"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "latest"}
+	if err := c.Client.Patch(ctx, ns, patch); err != nil {
+		return err
 	}
 	// Copies of an AllNamespaces CSV in every namespace are of no use here.
 	cfg := &operatorsv1.OLMConfig{ObjectMeta: metav1.ObjectMeta{Name: "cluster"},
@@ -67,22 +85,75 @@ func (c *Cluster) InstallOLM(ctx context.Context, repoRoot string) error {
 	if err := c.Client.Create(ctx, cfg); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
-	og := &operatorsv1.OperatorGroup{ObjectMeta: metav1.ObjectMeta{Name: "global-operators", Namespace: OperatorsNamespace}}
-	if err := c.Client.Create(ctx, og); err != nil && !apierrors.IsAlreadyExists(err) {
-		return err
+	for _, name := range []string{"olm-operator", "catalog-operator"} {
+		if err := c.WaitForDeployment(ctx, client.ObjectKey{Namespace: OLMNamespace, Name: name}, 3*time.Minute); err != nil {
+			return err
+		}
 	}
-	if _, err := c.Start("olm", filepath.Join(c.Bin, "olm"), []string{"--namespace", OLMNamespace, "--writeStatusName", ""}, nil); err != nil {
-		return err
-	}
-	// The images are never used: catalogs are served by address and bundles are inline.
-	_, err = c.Start("catalog", filepath.Join(c.Bin, "catalog"), []string{"--namespace", OLMNamespace,
-		"--configmapServerImage=unused.invalid/configmap-server", "--opmImage=unused.invalid/opm",
-		"--util-image=unused.invalid/util", "--set-workload-user-id=false"}, nil)
-	return err
+	return nil
 }
 
-// olmCRDDir finds OLM's CRDs in the module the olm and catalog commands were built from.
-func olmCRDDir(repoRoot string) (string, error) {
+// olmManifest reads OLM's release manifest, without what InstallOLM leaves out, its
+// Deployments running the local cluster's OLM image.
+func olmManifest(path string) ([]*unstructured.Unstructured, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var objs []*unstructured.Unstructured
+	d := utilyaml.NewYAMLOrJSONDecoder(f, 4096)
+	for {
+		u := &unstructured.Unstructured{}
+		if err := d.Decode(&u.Object); err != nil {
+			if errors.Is(err, io.EOF) {
+				return objs, nil
+			}
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		switch u.GetKind() {
+		case "", "CatalogSource", "ClusterServiceVersion":
+			continue
+		case "Deployment":
+			if err := useLocalOLMImage(u); err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+		}
+		objs = append(objs, u)
+	}
+}
+
+// useLocalOLMImage points a Deployment of OLM's manifest at the local cluster's OLM image, as
+// its operators and as the catalog operator's util image, and gives the catalog operator the
+// opm image.
+func useLocalOLMImage(u *unstructured.Unstructured) error {
+	containers, _, err := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+	if err != nil || len(containers) != 1 {
+		return fmt.Errorf("Deployment %s: want one container", u.GetName())
+	}
+	ctr := containers[0].(map[string]any)
+	ctr["image"] = OLMImage
+	if u.GetName() == "catalog-operator" {
+		var args []any
+		for _, a := range ctr["args"].([]any) {
+			s := strings.TrimSpace(fmt.Sprint(a))
+			switch {
+			case strings.HasPrefix(s, "quay.io/operator-framework/olm"):
+				s = OLMImage // the value of --util-image
+			case strings.HasPrefix(s, "-") && !strings.HasPrefix(s, "--") && len(s) > 2:
+				// The manifest spells flags with one dash, as the catalog command did before it
+				// moved to cobra, which reads -namespace as -n amespace.
+				s = "-" + s
+			}
+			args = append(args, s)
+		}
+		ctr["args"] = append(args, "--opmImage="+OPMImage)
+	}
+	return unstructured.SetNestedSlice(u.Object, containers, "spec", "template", "spec", "containers")
+}
+
+// olmModuleDir finds the module the olm and catalog commands were built from.
+func olmModuleDir(repoRoot string) (string, error) {
 	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/operator-framework/operator-lifecycle-manager")
 	cmd.Dir = filepath.Join(repoRoot, "hack", "tools", "olm")
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=readonly")
@@ -90,7 +161,7 @@ func olmCRDDir(repoRoot string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("locating the OLM module (run make tools): %w", err)
 	}
-	return filepath.Join(strings.TrimSpace(string(out)), "deploy", "chart", "crds"), nil
+	return strings.TrimSpace(string(out)), nil
 }
 
 func (c *Cluster) waitEstablished(ctx context.Context, name string) error {
@@ -108,45 +179,46 @@ func (c *Cluster) waitEstablished(ctx context.Context, name string) error {
 	})
 }
 
-// ServeCatalog serves a file-based catalog directory with opm and points a CatalogSource at
-// it. Serving again replaces the catalog; OLM resolves subscriptions anew.
-func (c *Cluster) ServeCatalog(ctx context.Context, dir string) error {
-	ports, err := freePorts(1)
-	if err != nil {
-		return err
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
-	if _, err := c.Start("opm-"+fmt.Sprint(ports[0]), filepath.Join(c.Bin, "opm"), []string{"serve", dir, "-p", fmt.Sprint(ports[0]), "--pprof-addr", "127.0.0.1:0"}, nil); err != nil {
-		return err
-	}
-	if err := c.Poll(ctx, time.Minute, "opm to serve "+dir, func(context.Context) (bool, error) {
-		conn, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			conn.Close()
-		}
-		return err == nil, nil
-	}); err != nil {
-		return err
-	}
+// ServeCatalogImage points the project's CatalogSource at a catalog image, for which OLM runs
+// its registry pod on the real node, and waits until OLM reaches it. Serving another image
+// replaces the pod, as a catalog update does; OLM resolves subscriptions anew.
+func (c *Cluster) ServeCatalogImage(ctx context.Context, image string) error {
 	cs := &operatorsv1alpha1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Name: CatalogSourceName, Namespace: OLMNamespace}}
 	if err := c.Client.Get(ctx, client.ObjectKeyFromObject(cs), cs); err == nil {
-		cs.Spec.Address = addr
-		if err := c.Client.Update(ctx, cs); err != nil {
+		patch := client.MergeFrom(cs.DeepCopy())
+		cs.Spec.Image = image
+		if err := c.Client.Patch(ctx, cs, patch); err != nil {
 			return err
 		}
 	} else {
-		cs.Spec = operatorsv1alpha1.CatalogSourceSpec{SourceType: operatorsv1alpha1.SourceTypeGrpc, Address: addr, DisplayName: "App Operator"}
+		cs.Spec = operatorsv1alpha1.CatalogSourceSpec{SourceType: operatorsv1alpha1.SourceTypeGrpc, Image: image, DisplayName: "App Operator",
+			Publisher: "MyCompany"}
 		if err := c.Client.Create(ctx, cs); err != nil {
 			return err
 		}
 	}
-	return c.Poll(ctx, 2*time.Minute, "CatalogSource "+CatalogSourceName+" to connect to "+addr, func(ctx context.Context) (bool, error) {
+	var pod string
+	err := c.Poll(ctx, 3*time.Minute, "OLM's registry pod of "+image+" to serve", func(ctx context.Context) (bool, error) {
 		if err := c.Client.Get(ctx, client.ObjectKeyFromObject(cs), cs); err != nil {
 			return false, err
 		}
+		pods := &corev1.PodList{}
+		if err := c.Client.List(ctx, pods, client.InNamespace(OLMNamespace), client.MatchingLabels{"olm.catalogSource": CatalogSourceName}); err != nil {
+			return false, err
+		}
+		ready := false
+		for _, p := range pods.Items {
+			if len(p.Spec.Containers) == 1 && p.Spec.Containers[0].Image == image && p.DeletionTimestamp == nil {
+				pod, ready = p.Name, podReady(&p)
+			}
+		}
 		st := cs.Status.GRPCConnectionState
-		return st != nil && st.Address == addr && st.LastObservedState == "READY", nil
+		return ready && st != nil && st.LastObservedState == "READY" && cs.Status.RegistryServiceStatus != nil, nil
 	})
+	if err != nil {
+		return fmt.Errorf("%w (registry pod %q: %s)", err, pod, c.podTroubleByLabel(ctx, OLMNamespace, map[string]string{"olm.catalogSource": CatalogSourceName}))
+	}
+	return nil
 }
 
 // WaitForConversionWebhook waits until OLM has pointed the App CRD's conversion webhook at
@@ -204,15 +276,11 @@ func decodeFile(path string, into any) error {
 
 func ptrTo[T any](v T) *T { return &v }
 
-// StartWithOLM starts a cluster (see StartCluster), serves its webhook egress from this
-// process and installs OLM.
+// StartWithOLM starts a cluster (see StartCluster) and installs OLM.
 func StartWithOLM(ctx context.Context, o Options, repoRoot string) (*Cluster, error) {
 	c, err := StartCluster(ctx, o)
 	if err != nil {
 		return nil, err
-	}
-	if err := c.ServeEgress(); err != nil {
-		return nil, errors.Join(err, c.Stop())
 	}
 	if err := c.InstallOLM(ctx, repoRoot); err != nil {
 		return nil, errors.Join(fmt.Errorf("installing OLM: %w", err), c.Stop())

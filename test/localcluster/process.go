@@ -135,6 +135,16 @@ func (p *Process) WaitExit(ctx context.Context) error {
 	}
 }
 
+// recordedPid is the pid a cluster directory recorded for a process.
+func recordedPid(dir, name string) (int, bool) {
+	raw, err := os.ReadFile(pidFile(dir, name))
+	if err != nil {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	return pid, err == nil
+}
+
 // killRecorded ends every process whose pid a cluster directory recorded.
 func killRecorded(dir string) {
 	files, _ := filepath.Glob(filepath.Join(dir, "pids", "*.pid"))

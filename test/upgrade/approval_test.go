@@ -19,17 +19,17 @@ import (
 func TestManualApprovalHoldsTheUpgrade(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
-	versions := releases(t)
+	versions := e.releases(t)
 	previous, head := versions[len(versions)-2], versions[len(versions)-1]
 
-	require.NoError(t, e.PublishCatalog(ctx, root, previous))
+	e.publish(t, previous)
 	require.NoError(t, e.Subscribe(ctx, localcluster.Subscription{Manual: true}))
 	require.NoError(t, e.Approve(ctx, csvName(previous)))
 	e.waitRelease(t, previous)
-	e.createFleet(t, 6)
+	e.createFleet(t, 6, fleet{})
 	before := e.snapshot(t)
 
-	require.NoError(t, e.PublishCatalog(ctx, root, head))
+	e.publish(t, head)
 	plan, err := e.InstallPlanFor(ctx, csvName(head), 3*time.Minute)
 	require.NoError(t, err)
 	require.False(t, plan.Spec.Approved)

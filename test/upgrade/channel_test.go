@@ -8,18 +8,25 @@ import (
 )
 
 // TestUpgradeAlongTheChannel installs the first release with automatic approval, creates a
-// fleet of Apps, then publishes each later release in turn and lets OLM upgrade to it.
+// fleet of Apps (half of them through v1alpha1, each with a pod on the real node), then
+// publishes each later release in turn and lets OLM upgrade to it. Each upgrade replaces the
+// manager's pod; no workload pod restarts.
 func TestUpgradeAlongTheChannel(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
-	versions := releases(t)
+	versions := e.releases(t)
 
-	before := e.installWithFleet(t, versions[0], 30)
+	before := e.installWithFleet(t, versions[0], 30, fleet{mixed: true})
+	managers, _, err := e.Managers(ctx)
+	require.NoError(t, err)
+	pod := managers[0].Pod.UID
 
 	for _, v := range versions[1:] {
 		t.Logf("publishing %s", v)
-		require.NoError(t, e.PublishCatalog(ctx, root, v))
-		e.waitRelease(t, v)
+		e.publish(t, v)
+		m := e.waitRelease(t, v)
+		require.NotEqual(t, pod, m.Pod.UID, "the upgrade to %s replaced the manager's pod", v)
+		pod = m.Pod.UID
 		e.assertFleetUnchanged(t, before)
 	}
 }

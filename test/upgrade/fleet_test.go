@@ -22,32 +22,46 @@ import (
 	appv1 "github.com/mycompany/app-operator/api/v1"
 	"github.com/mycompany/app-operator/api/v1alpha1"
 	"github.com/mycompany/app-operator/controllers/desired"
+	"github.com/mycompany/app-operator/test/localcluster"
 )
 
 // fleetNamespace holds the Apps a scenario upgrades.
 const fleetNamespace = "fleet"
 
-// createFleet creates n Apps, alternately through v1alpha1 and through v1 with fields only
-// v1 holds, and waits until every one is Available.
-func (e *env) createFleet(t *testing.T, n int) {
+// sampleImage is the sample workload, which the real node pulls from the cluster's registry.
+const sampleImage = "quay.io/mycompany/app-operator-sample:v1.0.0"
+
+// fleet says how a scenario's Apps are made.
+type fleet struct {
+	// mixed makes every other App through v1alpha1, whose flat schema cannot choose nodes: its
+	// one pod runs the sample workload on the real node. Otherwise every App is made through v1.
+	mixed bool
+}
+
+// createFleet creates n Apps and waits until every one is Available. Apps made through v1 hold
+// fields only v1 has, and run on kwok's fake nodes, as a workload at scale does; Apps made
+// through v1alpha1 (fleet.mixed) run a real pod each.
+func (e *env) createFleet(t *testing.T, n int, f fleet) {
 	t.Helper()
 	ctx := context.Background()
 	require.NoError(t, client.IgnoreAlreadyExists(e.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fleetNamespace}})))
 	for i := range n {
 		var obj client.Object
-		if i%2 == 0 {
+		if f.mixed && i%2 == 0 {
 			obj = &v1alpha1.App{ObjectMeta: metav1.ObjectMeta{Namespace: fleetNamespace, Name: fmt.Sprintf("alpha-%03d", i)},
-				Spec: v1alpha1.AppSpec{Image: "nginxinc/nginx-unprivileged:1.27", Replicas: ptr.To(int32(1 + i%3))}}
+				Spec: v1alpha1.AppSpec{Image: sampleImage, Replicas: ptr.To(int32(1))}}
 		} else {
-			obj = &appv1.App{ObjectMeta: metav1.ObjectMeta{Namespace: fleetNamespace, Name: fmt.Sprintf("v1-%03d", i)},
+			app := &appv1.App{ObjectMeta: metav1.ObjectMeta{Namespace: fleetNamespace, Name: fmt.Sprintf("v1-%03d", i)},
 				Spec: appv1.AppSpec{
-					Image: "nginxinc/nginx-unprivileged:1.27", Replicas: ptr.To(int32(1 + i%2)),
+					Image: "registry.example.com/fleet/web:1.27", Replicas: ptr.To(int32(1 + i%2)),
 					Args:             []string{"--worker", fmt.Sprint(i)},
 					Env:              []corev1.EnvVar{{Name: "INDEX", Value: fmt.Sprint(i)}},
 					PodLabels:        map[string]string{"team": "fleet"},
 					DisruptionBudget: &appv1.DisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt32(1))},
 					Rollout:          &appv1.RolloutSpec{MaxSurge: ptr.To(intstr.FromString("50%"))},
 				}}
+			localcluster.OnFakeNodes(&app.Spec)
+			obj = app
 		}
 		require.NoError(t, e.Client.Create(ctx, obj))
 	}
@@ -92,7 +106,8 @@ func (e *env) pods(ctx context.Context, a *appv1.App) ([]corev1.Pod, error) {
 func (e *env) createApp(t *testing.T, name string) {
 	t.Helper()
 	app := &appv1.App{ObjectMeta: metav1.ObjectMeta{Namespace: fleetNamespace, Name: name},
-		Spec: appv1.AppSpec{Image: "nginxinc/nginx-unprivileged:1.27", Replicas: ptr.To(int32(2))}}
+		Spec: appv1.AppSpec{Image: "registry.example.com/fleet/web:1.27", Replicas: ptr.To(int32(2))}}
+	localcluster.OnFakeNodes(&app.Spec)
 	require.NoError(t, e.Client.Create(context.Background(), app))
 	require.NoError(t, e.WaitForAppAvailable(context.Background(), client.ObjectKeyFromObject(app), 2*time.Minute))
 }
@@ -106,7 +121,8 @@ func (e *env) fleetApp(t *testing.T, name string) *appv1.App {
 }
 
 // fleetState is what must not change across an upgrade: each App's spec read as v1, and its
-// workload: the Deployment's generation and pod template, and the pods themselves.
+// workload: the Deployment's generation and pod template, and the pods themselves, with the
+// restarts of their containers.
 type fleetState map[string]string
 
 func (e *env) snapshot(t *testing.T) fleetState {
@@ -126,7 +142,11 @@ func (e *env) snapshot(t *testing.T) fleetState {
 		require.NoError(t, err)
 		var uids []string
 		for _, p := range pods {
-			uids = append(uids, string(p.UID))
+			restarts := int32(0)
+			for _, c := range p.Status.ContainerStatuses {
+				restarts += c.RestartCount
+			}
+			uids = append(uids, fmt.Sprintf("%s/%s/restarts=%d", p.UID, p.Spec.NodeName, restarts))
 		}
 		sort.Strings(uids)
 		s[a.Name] = fmt.Sprintf("spec=%s deployment-generation=%d template=%x pods=%s",

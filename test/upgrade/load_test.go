@@ -18,12 +18,12 @@ import (
 func TestUpgradeUnderLoad(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
-	versions := releases(t)
+	versions := e.releases(t)
 	head := versions[len(versions)-1]
 
-	before := e.installWithFleet(t, versions[0], 200)
+	before := e.installWithFleet(t, versions[0], 200, fleet{})
 
-	require.NoError(t, e.PublishCatalog(ctx, root, head))
+	e.publish(t, head)
 	// Scale twenty v1 Apps while OLM replaces the operator under them.
 	var wg sync.WaitGroup
 	scaled := map[string]bool{}

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/mycompany/app-operator/internal/release/catalog"
+	"github.com/mycompany/app-operator/internal/release/publish"
 	"github.com/mycompany/app-operator/test/localcluster"
 )
 
@@ -26,18 +27,23 @@ const badVersion = "9.0.0"
 func TestAnUpgradeThatWouldInvalidateAppsIsRefused(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
-	versions := releases(t)
+	versions := e.releases(t)
 	head := versions[len(versions)-1]
 
-	before := e.installWithFleet(t, head, 6)
+	before := e.installWithFleet(t, head, 6, fleet{})
 	crdBefore := &apiextensionsv1.CustomResourceDefinition{}
 	require.NoError(t, e.Client.Get(ctx, client.ObjectKey{Name: "apps.mycompany.com"}, crdBefore))
 
 	// Publish the head's catalog plus the throwaway release.
 	dir := filepath.Join(e.Dir, "catalog-refused")
 	require.NoError(t, copyTree(filepath.Join(e.Dir, "catalog-"+head), dir))
-	require.NoError(t, catalog.Add(filepath.Join(e.Bin, "opm"), badBundle(t, e, csvName(head)), dir))
-	require.NoError(t, e.ServeCatalog(ctx, dir))
+	bad, err := e.rel.BundleImage(badBundle(t, e, head), "v"+badVersion)
+	require.NoError(t, err)
+	require.NoError(t, e.Push(ctx, bad))
+	rendered, err := publish.Render(ctx, filepath.Join(e.Bin, "opm"), bad)
+	require.NoError(t, err)
+	require.NoError(t, catalog.Add(dir, rendered, []string{localcluster.Channel}, localcluster.Channel, nil))
+	require.NoError(t, e.ServeCatalogDir(ctx, e.rel, dir, "v"+badVersion))
 
 	plan, err := e.InstallPlanFor(ctx, csvName(badVersion), 3*time.Minute)
 	require.NoError(t, err)
@@ -58,22 +64,25 @@ func TestAnUpgradeThatWouldInvalidateAppsIsRefused(t *testing.T) {
 	crdAfter := &apiextensionsv1.CustomResourceDefinition{}
 	require.NoError(t, e.Client.Get(ctx, client.ObjectKey{Name: "apps.mycompany.com"}, crdAfter))
 	require.Equal(t, crdBefore.Spec.Versions, crdAfter.Spec.Versions)
-	bad := &operatorsv1alpha1.ClusterServiceVersion{}
-	err = e.Client.Get(ctx, client.ObjectKey{Namespace: localcluster.OperatorsNamespace, Name: csvName(badVersion)}, bad)
-	require.True(t, err != nil || bad.Status.Phase != operatorsv1alpha1.CSVPhaseSucceeded, "the refused release is not installed")
-	require.Equal(t, csvName(head), e.kubelet.Running(), "the head's manager still runs")
+	refused := &operatorsv1alpha1.ClusterServiceVersion{}
+	err = e.Client.Get(ctx, client.ObjectKey{Namespace: localcluster.OperatorsNamespace, Name: csvName(badVersion)}, refused)
+	require.True(t, err != nil || refused.Status.Phase != operatorsv1alpha1.CSVPhaseSucceeded, "the refused release is not installed")
+	_, running, err := e.Managers(ctx)
+	require.NoError(t, err)
+	require.Equal(t, csvName(head), running, "the head's manager still runs")
 	e.assertFleetUnchanged(t, before)
 
 	// And it still reconciles.
 	e.createApp(t, "after-refusal")
 }
 
-// badBundle derives the throwaway release from the head's bundle: its CRD requires
-// spec.owner, drops the conversion webhook (so that OLM's validation of existing Apps is
-// binding) and no longer serves v1alpha1.
-func badBundle(t *testing.T, e *env, replaces string) string {
+// badBundle derives the throwaway release from the head's bundle, as published (its manager
+// pinned by digest): its CRD requires spec.owner, drops the conversion webhook (so that OLM's
+// validation of existing Apps is binding) and no longer serves v1alpha1.
+func badBundle(t *testing.T, e *env, head string) string {
 	t.Helper()
-	src, dst := filepath.Join(root, "bundle"), filepath.Join(e.Dir, "bad-bundle")
+	replaces := csvName(head)
+	src, dst := e.rel.Images[head].PinnedBundle, filepath.Join(e.Dir, "bad-bundle")
 	require.NoError(t, copyTree(src, dst))
 	manifests := filepath.Join(dst, "manifests")
 

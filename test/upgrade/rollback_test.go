@@ -20,10 +20,10 @@ import (
 func TestRollbackToThePreviousReleaseAndForward(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
-	versions := releases(t)
+	versions := e.releases(t)
 	head, previous := versions[len(versions)-1], versions[len(versions)-2]
 
-	before := e.installWithFleet(t, head, 12)
+	before := e.installWithFleet(t, head, 12, fleet{mixed: true})
 
 	require.NoError(t, e.Uninstall(ctx))
 	require.NoError(t, e.Subscribe(ctx, localcluster.Subscription{StartingCSV: csvName(previous), Manual: true}))

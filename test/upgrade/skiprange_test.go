@@ -16,12 +16,12 @@ import (
 func TestSkipRangeJumpsToTheHead(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
-	versions := releases(t)
+	versions := e.releases(t)
 	head := versions[len(versions)-1]
 
-	before := e.installWithFleet(t, versions[0], 12)
+	before := e.installWithFleet(t, versions[0], 12, fleet{mixed: true})
 
-	require.NoError(t, e.PublishCatalog(ctx, root, head))
+	e.publish(t, head)
 	e.waitRelease(t, head)
 	e.assertFleetUnchanged(t, before)
 

@@ -17,7 +17,6 @@ import (
 	"github.com/stretchr/testify/require"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/mycompany/app-operator/test/localcluster"
 )
@@ -26,25 +25,22 @@ var root = localcluster.RepoRoot()
 
 func TestMain(m *testing.M) { os.Exit(localcluster.Main(m, "upgrade", nil)) }
 
-// env is one scenario's cluster with OLM, and the kubelet that runs whichever release OLM
-// deploys.
+// env is one scenario's cluster with OLM, and App Operator's releases as users pull them.
 type env struct {
 	*localcluster.Cluster
-	kubelet *localcluster.Kubelet
+	rel *localcluster.Releases
 }
 
 // newEnv starts a fresh cluster with OLM for one test; its logs are kept if the test fails.
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
+	rel, err := localcluster.BuildReleases(ctx, root)
+	require.NoError(t, err)
 	dir := filepath.Join(root, ".cache", "upgrade", strings.ReplaceAll(t.Name(), "/", "-")+"-"+time.Now().Format("150405"))
 	c, err := localcluster.StartWithOLM(ctx, localcluster.Options{Name: "app-upgrade", Dir: dir, Bin: filepath.Join(root, "bin")}, root)
 	require.NoError(t, err)
-	e := &env{Cluster: c}
 	t.Cleanup(func() {
-		if e.kubelet != nil {
-			e.kubelet.Stop()
-		}
 		require.NoError(t, c.Stop())
 		if t.Failed() {
 			t.Logf("logs of every component are kept in %s", dir)
@@ -52,25 +48,14 @@ func newEnv(t *testing.T) *env {
 			os.RemoveAll(dir)
 		}
 	})
-	e.kubelet = c.RunKubelet(func(ctx context.Context, csv string) (string, error) {
-		return localcluster.ManagerFor(ctx, root, c.Bin, csv)
-	})
-	return e
+	return &env{Cluster: c, rel: rel}
 }
 
-// releases are the versions of the stable channel, oldest first.
-func releases(t *testing.T) []string {
+// releases are the versions of the release train, oldest first: every cut release and the one
+// being prepared.
+func (e *env) releases(t *testing.T) []string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(root, "catalog", localcluster.PackageName, "channels", localcluster.Channel+".yaml"))
-	require.NoError(t, err)
-	var ch struct {
-		Entries []struct{ Name string } `json:"entries"`
-	}
-	require.NoError(t, yaml.Unmarshal(raw, &ch))
-	var vs []string
-	for _, e := range ch.Entries {
-		vs = append(vs, strings.TrimPrefix(e.Name, localcluster.PackageName+".v"))
-	}
+	vs := e.rel.Versions()
 	require.GreaterOrEqual(t, len(vs), 2, "the release train needs two releases at least")
 	return vs
 }
@@ -86,15 +71,21 @@ func storedVersions(version string) []string {
 	return []string{"v1"}
 }
 
+// publish publishes the catalog as it stood when a release was the newest.
+func (e *env) publish(t *testing.T, version string) {
+	t.Helper()
+	require.NoError(t, e.PublishCatalog(context.Background(), e.rel, version))
+}
+
 // waitRelease waits until a release is installed and settled: its ClusterServiceVersion
-// Succeeded, its manager runs, OLM's webhook settings are in the CRD, and the CRD's stored
-// versions are what the plan says.
-func (e *env) waitRelease(t *testing.T, version string) {
+// Succeeded, its manager's pods rolled out and ready on the node, OLM's webhook settings in
+// the CRD, and the CRD's stored versions what the plan says. It returns the manager.
+func (e *env) waitRelease(t *testing.T, version string) *localcluster.Manager {
 	t.Helper()
 	ctx := context.Background()
 	_, err := e.WaitForCSV(ctx, csvName(version), 5*time.Minute)
 	require.NoError(t, err)
-	_, err = e.kubelet.WaitFor(ctx, csvName(version), 5*time.Minute)
+	m, err := e.WaitForManager(ctx, csvName(version), 5*time.Minute)
 	require.NoError(t, err)
 	require.NoError(t, e.WaitForConversionWebhook(ctx))
 	want := storedVersions(version)
@@ -105,16 +96,17 @@ func (e *env) waitRelease(t *testing.T, version string) {
 		}
 		return fmt.Sprint(crd.Status.StoredVersions) == fmt.Sprint(want), nil
 	}))
+	return m
 }
 
 // installWithFleet publishes a release, subscribes to it with automatic approval, waits for it
-// to settle and creates apps Apps under it; it returns the fleet as it then stands.
-func (e *env) installWithFleet(t *testing.T, version string, apps int) fleetState {
+// to settle and creates a fleet of apps Apps under it; it returns the fleet as it then stands.
+func (e *env) installWithFleet(t *testing.T, version string, apps int, f fleet) fleetState {
 	t.Helper()
 	ctx := context.Background()
-	require.NoError(t, e.PublishCatalog(ctx, root, version))
+	e.publish(t, version)
 	require.NoError(t, e.Subscribe(ctx, localcluster.Subscription{}))
 	e.waitRelease(t, version)
-	e.createFleet(t, apps)
+	e.createFleet(t, apps, f)
 	return e.snapshot(t)
 }

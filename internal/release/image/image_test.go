@@ -141,7 +141,7 @@ func bundleDir(t *testing.T, managerRef string) string {
 	raw, err := yaml.Marshal(csv)
 	require.NoError(t, err)
 	for path, data := range map[string]string{CSVFile: string(raw), "manifests/crd.yaml": "kind: CustomResourceDefinition\n",
-		"metadata/annotations.yaml": "annotations:\n  operators.operatorframework.io.bundle.package.v1: app-operator\n",
+		"metadata/annotations.yaml":   "annotations:\n  operators.operatorframework.io.bundle.package.v1: app-operator\n",
 		"tests/scorecard/config.yaml": "kind: Configuration\n"} {
 		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, path)), 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(dir, path), []byte(data), 0o644))

@@ -52,6 +52,10 @@ func (i *Images) Close() {
 	}
 }
 
+// SampleTag is the tag of the sample workload's image, which config/samples runs. The sample is
+// versioned on its own, not with App Operator: a change to cmd/sample-workload changes it.
+const SampleTag = "v1.0.0"
+
 // Tag is the tag of a version's images.
 func Tag(version string) string { return "v" + version }
 
@@ -201,8 +205,8 @@ func (p *Publisher) Candidate(ctx context.Context, imgs *Images) ([]image.Built,
 	if err != nil {
 		return nil, err
 	}
-	tag := Tag(imgs.Release.Version)
-	return []image.Built{{Repo: p.Repo("-scorecard"), Tag: tag, Index: scorecard}, {Repo: p.Repo("-sample"), Tag: tag, Index: sample}}, nil
+	return []image.Built{{Repo: p.Repo("-scorecard"), Tag: Tag(imgs.Release.Version), Index: scorecard},
+		{Repo: p.Repo("-sample"), Tag: SampleTag, Index: sample}}, nil
 }
 
 // registryPath is the path of a repository below its registry host: quay.io/x/y is x/y.

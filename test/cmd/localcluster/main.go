@@ -1,28 +1,32 @@
-// Command localcluster runs App Operator on a local control plane with the real OLM, for
-// make demo, make demo-down and make run-bundle. Everything it starts keeps running after it
-// exits, recorded under .cache/local, until `localcluster down`.
+// Command localcluster runs App Operator on a local cluster with the real OLM, for make demo,
+// make demo-down, make run-bundle and make scorecard. Everything it starts keeps running after
+// it exits, recorded under .cache/local, until `localcluster down`.
 //
-//	localcluster up          start the cluster and OLM, install App Operator from catalog/,
-//	                         create the sample App and wait until it is Available
-//	localcluster run-bundle  install bundle/ alone, as `operator-sdk run bundle` would
-//	localcluster scorecard   run App Operator's scorecard tests against the local cluster
-//	localcluster down        stop everything up started
-//	localcluster egress      (internal) serve the API server's egress to webhooks
+//	localcluster up          start the cluster and OLM, publish App Operator's catalog image,
+//	                         install from it, create the sample App and wait until it is Available
+//	localcluster run-bundle  install one bundle image alone, as `operator-sdk run bundle` would
+//	localcluster scorecard   run App Operator's scorecard tests, as pods, against the cluster
+//	localcluster down        stop everything up started, and undo what its node did to the machine
+//	localcluster registry    (internal) serve the cluster's loopback registry
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"syscall"
 	"time"
 
-	"k8s.io/client-go/tools/clientcmd"
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	"go.uber.org/zap/zapcore"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/mycompany/app-operator/internal/release/image"
 	"github.com/mycompany/app-operator/test/localcluster"
 )
 
@@ -38,6 +42,8 @@ func main() {
 	}
 	dir := filepath.Join(root, ".cache", "local")
 	bin := filepath.Join(root, "bin")
+	// The clients log errors only; every component logs to the cluster's directory.
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 
@@ -49,7 +55,7 @@ func main() {
 		err = up(ctx, root, dir, bin, *sample)
 	case "run-bundle":
 		fs := flag.NewFlagSet(cmd, flag.ExitOnError)
-		bundle := fs.String("bundle", filepath.Join(root, "bundle"), "Bundle directory to install.")
+		bundle := fs.String("bundle", "", "Bundle image to install; empty means the bundle image of the release being prepared.")
 		_ = fs.Parse(args)
 		err = runBundle(ctx, root, dir, bin, *bundle)
 	case "down":
@@ -64,8 +70,12 @@ func main() {
 		}
 	case "scorecard":
 		err = scorecard(ctx, root, dir, bin)
-	case "egress":
-		err = egress(ctx, dir)
+	case "registry":
+		fs := flag.NewFlagSet(cmd, flag.ExitOnError)
+		blobs := fs.String("dir", "", "Directory of the registry's blobs.")
+		addrFile := fs.String("addr-file", "", "File to write the registry's address to, once it serves.")
+		_ = fs.Parse(args)
+		err = serveRegistry(ctx, *blobs, *addrFile)
 	default:
 		usage()
 	}
@@ -88,19 +98,18 @@ func step(format string, args ...any) {
 	fmt.Printf("%s  "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
 }
 
-// egress serves the API server's egress to webhooks until stopped.
-func egress(ctx context.Context, dir string) error {
-	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(dir, "kubeconfig.yaml"))
+// serveRegistry serves an OCI registry on a free loopback port until stopped.
+func serveRegistry(ctx context.Context, dir, addrFile string) error {
+	reg, err := image.ServeRegistry("127.0.0.1:0", dir, nil)
 	if err != nil {
 		return err
 	}
-	c, err := client.New(cfg, client.Options{Scheme: localcluster.Scheme()})
-	if err != nil {
+	if err := os.WriteFile(addrFile, []byte(reg.Addr), 0o644); err != nil {
 		return err
 	}
-	socket, err := os.ReadFile(filepath.Join(dir, "egress-socket"))
-	if err != nil {
+	go func() { <-ctx.Done(); _ = reg.Close() }()
+	if err := reg.Wait(); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
-	return localcluster.ServeEgress(ctx, string(socket), filepath.Join(dir, "routes.json"), c)
+	return nil
 }

@@ -3,39 +3,48 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/mycompany/app-operator/internal/release/catalog"
-	"github.com/mycompany/app-operator/test/localcluster"
+	"github.com/mycompany/app-operator/internal/release/publish"
 )
 
-// runBundle installs one bundle directory the way `operator-sdk run bundle` installs a bundle
-// image: it serves the bundle alone as a catalog, subscribes to it and waits for its
-// ClusterServiceVersion to succeed. It starts a fresh local cluster.
-func runBundle(ctx context.Context, root, dir, bin, bundle string) error {
-	c, err := start(ctx, root, dir, bin)
+// runBundle installs one bundle image the way `operator-sdk run bundle` does: it serves a
+// catalog of that bundle alone, subscribes to it and waits until its ClusterServiceVersion
+// succeeds and its manager runs. It starts a fresh local cluster; the bundle image, by default
+// the one of the release being prepared, is pushed to its registry first.
+func runBundle(ctx context.Context, root, dir, bin, ref string) error {
+	c, rel, err := start(ctx, root, dir, bin)
+	if err != nil {
+		return err
+	}
+	head := rel.Images[rel.Head().Version]
+	bundle := head.Bundle
+	if ref != "" && ref != bundle.Ref() {
+		return fmt.Errorf("--bundle %s: this local cluster can install the bundle images it builds, such as %s", ref, bundle.Ref())
+	}
+	if err := c.Push(ctx, head.Manager, bundle); err != nil {
+		return err
+	}
+	step("rendering %s as a catalog of its own", bundle.Ref())
+	rendered, err := publish.Render(ctx, filepath.Join(bin, "opm"), bundle)
 	if err != nil {
 		return err
 	}
 	one := filepath.Join(dir, "bundle-catalog")
-	if err := os.MkdirAll(one, 0o755); err != nil {
-		return err
-	}
-	step("rendering %s as a catalog of its own", bundle)
-	if err := catalog.Add(filepath.Join(bin, "opm"), bundle, one); err != nil {
-		return err
-	}
-	if err := c.ServeCatalog(ctx, one); err != nil {
-		return err
-	}
-	head, err := localcluster.ChannelHead(one)
+	channels, def, err := catalog.ChannelsOf(head.PinnedBundle)
 	if err != nil {
 		return err
 	}
-	if err := install(ctx, c, root, bin, head); err != nil {
+	if err := catalog.Add(one, rendered, channels, def, nil); err != nil {
 		return err
 	}
-	fmt.Printf("\n%s is installed and running. export KUBECONFIG=%s\nStop everything with: make demo-down\n", head, c.Kubeconfig)
+	if err := c.ServeCatalogDir(ctx, rel, one, "bundle-"+bundle.Tag); err != nil {
+		return err
+	}
+	if err := install(ctx, c, head.Release.CSVName()); err != nil {
+		return err
+	}
+	fmt.Printf("\n%s is installed and running. export KUBECONFIG=%s\nStop everything with: make demo-down\n", head.Release.CSVName(), c.Kubeconfig)
 	return nil
 }

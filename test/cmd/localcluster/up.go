@@ -15,69 +15,73 @@ import (
 	"github.com/mycompany/app-operator/test/localcluster"
 )
 
-// start brings up the control plane, the egress proxy and OLM, replacing any earlier local
-// cluster.
-func start(ctx context.Context, root, dir, bin string) (*localcluster.Cluster, error) {
-	if _, err := os.Stat(filepath.Join(dir, "kubeconfig.yaml")); err == nil {
+// start brings up the cluster, its node and OLM, replacing any earlier local cluster, and builds
+// the images of every release.
+func start(ctx context.Context, root, dir, bin string) (*localcluster.Cluster, *localcluster.Releases, error) {
+	if _, err := os.Stat(filepath.Join(dir, "kwokctl.yaml")); err == nil {
 		step("stopping the previous local cluster")
 		_ = localcluster.Down(dir, clusterName, bin)
 	}
 	_ = os.RemoveAll(dir)
-	step("starting etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok")
+	step("building the images of every release (each cut release from its commit; the first time takes minutes)")
+	rel, err := localcluster.BuildReleases(ctx, root)
+	if err != nil {
+		return nil, nil, err
+	}
+	step("starting the loopback registry, etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok, and the real node (containerd, kubelet, kube-proxy, CoreDNS)")
 	c, err := localcluster.StartCluster(ctx, localcluster.Options{Name: clusterName, Dir: dir, Bin: bin})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if _, err := c.Start("egress", filepath.Join(bin, "localcluster"), []string{"egress"}, nil); err != nil {
-		return nil, err
-	}
-	step("installing OLM (olm and catalog operators)")
+	step("installing OLM (its olm and catalog operators run on the node)")
 	if err := c.InstallOLM(ctx, root); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return c, nil
+	return c, rel, nil
 }
 
-// install subscribes to the catalog's stable channel and runs the manager of the installed
-// release as OLM's Deployment describes it.
-func install(ctx context.Context, c *localcluster.Cluster, root, bin, csv string) error {
+// install subscribes to the catalog's default channel and waits until OLM has installed csv
+// and its manager runs.
+func install(ctx context.Context, c *localcluster.Cluster, csv string) error {
 	step("subscribing to channel %s; waiting for OLM to install %s", localcluster.Channel, csv)
 	if err := c.Subscribe(ctx, localcluster.Subscription{}); err != nil {
 		return err
 	}
-	if _, err := c.WaitForCSV(ctx, csv, 3*time.Minute); err != nil {
+	if _, err := c.WaitForCSV(ctx, csv, 5*time.Minute); err != nil {
 		return err
 	}
-	if err := c.WaitForConversionWebhook(ctx); err != nil {
+	if _, err := c.WaitForManager(ctx, csv, 3*time.Minute); err != nil {
 		return err
 	}
-	manager, err := localcluster.ManagerFor(ctx, root, bin, csv)
-	if err != nil {
-		return err
-	}
-	step("ClusterServiceVersion %s Succeeded; running its manager %s", csv, manager)
-	_, err = c.RunOperator(ctx, "manager", manager)
-	return err
+	return c.WaitForConversionWebhook(ctx)
 }
 
 func up(ctx context.Context, root, dir, bin, samplePath string) error {
-	c, err := start(ctx, root, dir, bin)
+	c, rel, err := start(ctx, root, dir, bin)
 	if err != nil {
 		return err
 	}
-	catalog := filepath.Join(root, "catalog")
-	step("serving %s with opm", catalog)
-	if err := c.ServeCatalog(ctx, catalog); err != nil {
+	head := rel.Head()
+	step("publishing App Operator's catalog image (releases up to %s) from the loopback registry", head.Version)
+	if err := c.PublishCatalog(ctx, rel, head.Version); err != nil {
 		return err
 	}
-	head, err := localcluster.ChannelHead(catalog)
-	if err != nil {
+	if err := install(ctx, c, head.CSVName()); err != nil {
 		return err
 	}
-	if err := install(ctx, c, root, bin, head); err != nil {
+	if err := createSample(ctx, c, samplePath); err != nil {
 		return err
 	}
-	return createSample(ctx, c, samplePath)
+	for _, args := range [][]string{{"get", "apps", "-A"}, {"get", "pods", "-A", "-o", "wide"}} {
+		out, err := exec.Command(filepath.Join(c.Bin, "kubectl"), append([]string{"--kubeconfig", c.Kubeconfig}, args...)...).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("kubectl %v: %w: %s", args, err, out)
+		}
+		fmt.Printf("\n$ kubectl %s\n%s", joinArgs(args), out)
+	}
+	fmt.Printf("\nThe cluster keeps running. Point kubectl at it with:\n\n  export KUBECONFIG=%s\n  export PATH=%s:$PATH\n  kubectl get apps,deployments,services,pods -A\n\nLogs of every component: %s\nStop everything with: make demo-down\n",
+		c.Kubeconfig, c.Bin, c.LogDir())
+	return nil
 }
 
 func createSample(ctx context.Context, c *localcluster.Cluster, path string) error {
@@ -90,19 +94,20 @@ func createSample(ctx context.Context, c *localcluster.Cluster, path string) err
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	app.Namespace = "default"
-	step("creating App %s/%s and waiting until it is Available", app.Namespace, app.Name)
+	step("creating App %s/%s (image %s) and waiting until its pods are ready on the node", app.Namespace, app.Name, app.Spec.Image)
 	if err := c.Client.Create(ctx, app); err != nil {
 		return err
 	}
-	if err := c.WaitForAppAvailable(ctx, client.ObjectKeyFromObject(app), 2*time.Minute); err != nil {
-		return err
+	return c.WaitForAppAvailable(ctx, client.ObjectKeyFromObject(app), 3*time.Minute)
+}
+
+func joinArgs(args []string) string {
+	s := ""
+	for i, a := range args {
+		if i > 0 {
+			s += " "
+		}
+		s += a
 	}
-	out, err := exec.Command(filepath.Join(c.Bin, "kubectl"), "--kubeconfig", c.Kubeconfig, "get", "apps", "-A").CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("kubectl get apps: %w: %s", err, out)
-	}
-	fmt.Printf("\n$ kubectl get apps -A\n%s\n", out)
-	fmt.Printf("The cluster keeps running. Point kubectl at it with:\n\n  export KUBECONFIG=%s\n  export PATH=%s:$PATH\n  kubectl get apps,deployments,services,pods -A\n\nLogs of every component: %s\nStop everything with: make demo-down\n",
-		c.Kubeconfig, c.Bin, c.LogDir())
-	return nil
+	return s
 }

@@ -1,0 +1,161 @@
+package localcluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/blang/semver/v4"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/mycompany/app-operator/internal/release"
+	relcatalog "github.com/mycompany/app-operator/internal/release/catalog"
+	"github.com/mycompany/app-operator/internal/release/image"
+	"github.com/mycompany/app-operator/internal/release/publish"
+)
+
+// TagBase is the repository of App Operator's manager image; the catalog names every image of
+// the project after it.
+const TagBase = "quay.io/mycompany/app-operator"
+
+// Releases are App Operator's releases as users pull them: the images of every cut release,
+// built again from its commit (the catalog pins their digests), and of the release being
+// prepared, built from the checkout.
+type Releases struct {
+	// Record is catalog/releases.yaml.
+	Record release.Releases
+	// Images are each release's manager and bundle images, by version.
+	Images map[string]*publish.Images
+	// Extra are the candidate's other images: the scorecard tests and the sample workload.
+	Extra []image.Built
+
+	root      string
+	publisher *publish.Publisher
+}
+
+var (
+	releasesOnce sync.Once
+	releases     *Releases
+	releasesErr  error
+)
+
+// BuildReleases builds the images of every release once per process.
+func BuildReleases(ctx context.Context, root string) (*Releases, error) {
+	releasesOnce.Do(func() { releases, releasesErr = buildReleases(ctx, root) })
+	return releases, releasesErr
+}
+
+func buildReleases(ctx context.Context, root string) (*Releases, error) {
+	record, err := release.Load(filepath.Join(root, "catalog"))
+	if err != nil {
+		return nil, err
+	}
+	p, err := publish.ForCheckout(ctx, root, TagBase)
+	if err != nil {
+		return nil, err
+	}
+	r := &Releases{Record: record, Images: map[string]*publish.Images{}, root: root, publisher: p}
+	for _, rel := range record {
+		imgs, err := p.Build(ctx, rel)
+		if err != nil {
+			return nil, err
+		}
+		r.Images[rel.Version] = imgs
+		if !rel.Cut() {
+			if r.Extra, err = p.Candidate(ctx, imgs); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return r, nil
+}
+
+// Head is the newest release: the one prepared, or the last cut.
+func (r *Releases) Head() release.Release { return r.Record.Latest() }
+
+// Versions are the releases, oldest first.
+func (r *Releases) Versions() []string {
+	var out []string
+	for _, rel := range r.Record {
+		out = append(out, rel.Version)
+	}
+	return out
+}
+
+// all are every release's images.
+func (r *Releases) all() []image.Built {
+	var out []image.Built
+	for _, rel := range r.Record {
+		out = append(out, r.Images[rel.Version].Manager, r.Images[rel.Version].Bundle)
+	}
+	return append(out, r.Extra...)
+}
+
+// CatalogUpTo writes into dir the catalog as it stood when release upTo was the newest
+// published: the committed catalog's releases up to it, and the release being prepared if that
+// is upTo.
+func (r *Releases) CatalogUpTo(ctx context.Context, opm, upTo, dir string) error {
+	limit, err := semver.Parse(upTo)
+	if err != nil {
+		return err
+	}
+	committed := filepath.Join(r.root, "catalog")
+	var cut release.Releases
+	for _, rel := range r.Record.Cut() {
+		if semver.MustParse(rel.Version).LTE(limit) {
+			cut = append(cut, rel)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(dir, release.PackageName), 0o755); err != nil {
+		return err
+	}
+	for _, rel := range cut {
+		raw, err := os.ReadFile(filepath.Join(committed, release.PackageName, "bundles", rel.CSVName()+".yaml"))
+		if err != nil {
+			return fmt.Errorf("the catalog has no bundle of release %s: %w", rel.Version, err)
+		}
+		channels, def, err := relcatalog.ChannelsOf(r.Images[rel.Version].PinnedBundle)
+		if err != nil {
+			return err
+		}
+		if err := relcatalog.Add(dir, raw, channels, def, cut); err != nil {
+			return err
+		}
+	}
+	head := r.Head()
+	if !head.Cut() && semver.MustParse(head.Version).LTE(limit) {
+		staged := dir + ".staged"
+		defer os.RemoveAll(staged)
+		if err := publish.WithCandidate(ctx, opm, dir, staged, r.Images[head.Version], r.Record); err != nil {
+			return err
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
+		return os.Rename(staged, dir)
+	}
+	return relcatalog.Validate(opm, dir)
+}
+
+// CatalogImage builds the catalog image of a catalog directory for this machine's platform.
+func (r *Releases) CatalogImage(ctx context.Context, dir, tag string) (image.Built, error) {
+	b := r.publisher.Builder
+	b.Platforms = []v1.Platform{hostPlatform}
+	idx, err := b.Catalog(ctx, r.Images[r.Head().Version].Source, dir)
+	if err != nil {
+		return image.Built{}, err
+	}
+	return image.Built{Repo: r.publisher.Repo("-catalog"), Tag: tag, Index: idx}, nil
+}
+
+// BundleImage builds the bundle image of a bundle directory, tagged tag.
+func (r *Releases) BundleImage(dir, tag string) (image.Built, error) {
+	b := r.publisher.Builder
+	idx, err := b.Bundle(dir, r.Images[r.Head().Version].Source.Created)
+	if err != nil {
+		return image.Built{}, err
+	}
+	return image.Built{Repo: r.publisher.Repo("-bundle"), Tag: tag, Index: idx}, nil
+}
