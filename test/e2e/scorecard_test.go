@@ -6,7 +6,8 @@ import (
 	"testing"
 
 	"github.com/operator-framework/api/pkg/apis/scorecard/v1alpha3"
-	"github.com/stretchr/testify/require")
+	"github.com/stretchr/testify/require"
+)
 
 func TestScorecardCustomTestsPass(t *testing.T) {
 	results, skipped, err := cluster.RunScorecard(context.Background(), filepath.Join(root, "bundle", "tests", "scorecard", "config.yaml"))

@@ -39,7 +39,9 @@ func (c *Cluster) RunScorecard(ctx context.Context, configPath string) (results 
 	if err := c.scorecardNamespace(ctx, ns); err != nil {
 		return nil, nil, err
 	}
-	defer func() { _ = c.Client.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}) }()
+	defer func() {
+		_ = c.Client.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	}()
 	for _, stage := range cfg.Stages {
 		for _, t := range stage.Tests {
 			if t.Labels["suite"] != ScorecardSuite {
