@@ -29,7 +29,7 @@ func handshake(addr string, maxVersion uint16, protos ...string) (*tls.Connectio
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	st := conn.ConnectionState()
 	return &st, nil
 }

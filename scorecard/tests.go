@@ -47,11 +47,11 @@ func appBecomesAvailable(ctx context.Context, c client.Client, ns string) v1alph
 	if err := c.Create(ctx, app); err != nil {
 		return fail(err, "check that App Operator is installed and its webhooks answer")
 	}
-	defer c.Delete(context.Background(), app)
+	defer func() { _ = c.Delete(context.Background(), app) }()
 	start := time.Now()
 	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(app), app); err != nil {
-			return false, nil
+			return false, nil //nolint:nilerr // a read that fails is tried again until the deadline
 		}
 		return app.Status.ObservedGeneration == app.Generation && app.Status.AvailableReplicas == 2 &&
 			meta.IsStatusConditionTrue(app.Status.Conditions, appv1.ConditionAvailable), nil
@@ -95,7 +95,7 @@ func conversionRoundTrip(ctx context.Context, c client.Client, ns string) v1alph
 	if err := c.Create(ctx, old); err != nil {
 		return fail(err, "check that the conversion webhook answers")
 	}
-	defer c.Delete(context.Background(), old)
+	defer func() { _ = c.Delete(context.Background(), old) }()
 	key := client.ObjectKeyFromObject(old)
 
 	app := &appv1.App{}
@@ -109,7 +109,7 @@ func conversionRoundTrip(ctx context.Context, c client.Client, ns string) v1alph
 	}
 	again := &v1alpha1.App{}
 	if err := c.Get(ctx, key, again); err != nil || again.Spec.Image != old.Spec.Image {
-		return fail(fmt.Errorf("reading back as v1alpha1: image %q, %v", again.Spec.Image, err), "")
+		return fail(fmt.Errorf("reading back as v1alpha1: image %q: %w", again.Spec.Image, err), "")
 	}
 	back := &appv1.App{}
 	if err := c.Get(ctx, key, back); err != nil {

@@ -177,7 +177,7 @@ func (e *Environment) Stop() error {
 
 func (e *Environment) stopAfter(err error) error {
 	if stopErr := e.env.Stop(); stopErr != nil {
-		return fmt.Errorf("%w (and stopping the API server: %v)", err, stopErr)
+		return fmt.Errorf("%w (and stopping the API server: %w)", err, stopErr)
 	}
 	return err
 }

@@ -1,4 +1,4 @@
-// Package migration moves every stored App to the CRD's storage version and then drops older
+// Package storagemigration moves every stored App to the CRD's storage version and then drops older
 // versions from the CRD's status.storedVersions, so that a later release may stop serving
 // them. The API server never rewrites stored objects itself, and OLM refuses a CRD that
 // drops a version still listed in storedVersions.

@@ -54,65 +54,94 @@ func (o options) validate() error {
 // pprofFlag is the manager's flag for the address of its profiles.
 const pprofFlag = "--pprof-bind-address"
 
-func run(ctx context.Context, o options) (Result, error) {
-	r := Result{Apps: o.apps, Concurrency: o.concurrency, ManagerArgs: o.managerArgs}
+// installed is App Operator installed on the benchmark's cluster, its manager serving pprof.
+type installed struct {
+	c           *localcluster.Cluster
+	op          *localcluster.Manager
+	restart     restarter
+	managerArgs []string
+	token       string
+	scraper     *localcluster.Scraper
+	stopCluster func()
+}
+
+// install starts the benchmark's cluster, installs the release being prepared from its catalog
+// image, and restarts its manager with pprof on its pod IP and the benchmark's arguments.
+func install(ctx context.Context, o options) (*installed, error) {
 	dir := filepath.Join(o.root, ".cache", "bench")
 	localcluster.Reap(filepath.Dir(dir), o.bin)
 	_ = os.RemoveAll(dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return r, err
+		return nil, err
 	}
 	policy := filepath.Join(dir, "..", "bench-audit-policy.yaml")
 	if err := os.WriteFile(policy, []byte(auditPolicy), 0o644); err != nil {
-		return r, err
+		return nil, err
 	}
 	nodes := max(2, int(math.Ceil(float64(o.apps)/1500))+1)
 	step("building the images of App Operator's releases")
 	rel, err := localcluster.BuildReleases(ctx, o.root)
 	if err != nil {
-		return r, err
+		return nil, err
 	}
 	step("starting a local cluster with %d fake nodes, its real node and OLM", nodes)
 	c, err := localcluster.StartWithOLM(ctx, localcluster.Options{Name: "app-bench", Dir: dir, Bin: o.bin, FakeNodes: nodes, PodsPerNode: 2000, AuditPolicy: policy}, o.root)
 	if err != nil {
-		return r, err
+		return nil, err
 	}
-	defer c.Stop()
+	in := &installed{c: c, stopCluster: func() { _ = c.Stop() }}
+	if err := in.subscribe(ctx, rel, o); err != nil {
+		in.stopCluster()
+		return nil, err
+	}
+	return in, nil
+}
+
+func (in *installed) subscribe(ctx context.Context, rel *localcluster.Releases, o options) error {
+	c := in.c
 	head := rel.Head().CSVName()
 	if err := c.PublishCatalog(ctx, rel, rel.Head().Version); err != nil {
-		return r, err
+		return err
 	}
 	if err := c.Subscribe(ctx, localcluster.Subscription{}); err != nil {
-		return r, err
+		return err
 	}
 	if _, err := c.WaitForCSV(ctx, head, 5*time.Minute); err != nil {
-		return r, err
+		return err
 	}
 	// The bundle's arguments, the manager's pprof endpoint on its pod IP, and --manager-arg: the
 	// manager's default sync period, as users run it; the steady window forces a resync.
 	bundleArgs, err := c.ManagerArgs(ctx, head)
 	if err != nil {
-		return r, err
+		return err
 	}
-	managerArgs := append(append(slices.Clone(bundleArgs), fmt.Sprintf("%s=:%d", pprofFlag, pprofPort)), o.managerArgs...)
-	restart := func(args []string) (*localcluster.Manager, error) {
+	in.managerArgs = append(append(slices.Clone(bundleArgs), fmt.Sprintf("%s=:%d", pprofFlag, pprofPort)), o.managerArgs...)
+	in.restart = func(args []string) (*localcluster.Manager, error) {
 		return c.RestartManager(ctx, head, args, managerStart)
 	}
-	op, err := restart(managerArgs)
-	if err != nil {
-		return r, err
+	if in.op, err = in.restart(in.managerArgs); err != nil {
+		return err
 	}
 	if err := c.WaitForConversionWebhook(ctx); err != nil {
-		return r, err
+		return err
 	}
-	token, err := c.MetricsReaderToken(ctx, "default", "bench-scraper")
+	if in.token, err = c.MetricsReaderToken(ctx, "default", "bench-scraper"); err != nil {
+		return err
+	}
+	in.scraper = localcluster.NewScraper(in.op.MetricsURL, in.token)
+	return nil
+}
+
+func run(ctx context.Context, o options) (Result, error) {
+	r := Result{Apps: o.apps, Concurrency: o.concurrency, ManagerArgs: o.managerArgs}
+	in, err := install(ctx, o)
 	if err != nil {
 		return r, err
 	}
-	s := localcluster.NewScraper(op.MetricsURL, token)
+	defer in.stopCluster()
+	c, op, s, token, managerArgs, restart := in.c, in.op, in.scraper, in.token, in.managerArgs, in.restart
 	profile := filepath.Join(filepath.Dir(o.out), fmt.Sprintf("bench-heap-%d.pb.gz", o.apps))
-	pprof := op.PprofAddr(pprofPort)
-	base, err := localcluster.HeapAfterGC(ctx, pprof, profile+".base")
+	base, err := localcluster.HeapAfterGC(ctx, op.PprofAddr(pprofPort), profile+".base")
 	if err != nil {
 		return r, err
 	}
@@ -166,7 +195,7 @@ func run(ctx context.Context, o options) (Result, error) {
 	if p99, err := localcluster.Quantile(f, "controller_runtime_reconcile_time_seconds", "controller", "app", 0.99); err == nil {
 		r.P99Millis = p99 * 1000
 	}
-	heap, err := idleHeap(ctx, s, pprof, profile)
+	heap, err := idleHeap(ctx, s, op.PprofAddr(pprofPort), profile)
 	if err != nil {
 		return r, err
 	}

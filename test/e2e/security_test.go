@@ -142,7 +142,7 @@ func TestTheWebhookServerRefusesOldTLSAndHTTP2(t *testing.T) {
 	require.Error(t, err, "TLS 1.1")
 	conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2", "http/1.1"}}) //nolint:gosec
 	require.NoError(t, err)
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	require.Equal(t, "http/1.1", conn.ConnectionState().NegotiatedProtocol, "HTTP/2 is off")
 }
 

@@ -163,7 +163,7 @@ func (c *Cluster) startRegistry(ctx context.Context) error {
 	return c.Poll(ctx, 30*time.Second, "the loopback registry to serve", func(context.Context) (bool, error) {
 		addr, err := os.ReadFile(addrFile)
 		if err != nil {
-			return false, nil
+			return false, nil //nolint:nilerr // not written yet
 		}
 		c.Registry = strings.TrimSpace(string(addr))
 		return c.Registry != "", nil

@@ -35,7 +35,8 @@ func (c *Cluster) startKubelet(ctx context.Context) error {
 	}
 	if _, err := c.Start("kubelet", filepath.Join(c.Bin, "kubelet"), []string{
 		"--config=" + config, "--kubeconfig=" + kubeconfig,
-		"--root-dir=" + filepath.Join(dir, "root"), "--cert-dir=" + filepath.Join(dir, "pki"),
+		// Under RunDir: the kubelet's plugin sockets must have short paths.
+		"--root-dir=" + filepath.Join(RunDir, "kubelet"), "--cert-dir=" + filepath.Join(dir, "pki"),
 		"--hostname-override=" + c.NodeName(), "--node-ip=" + NodeIP,
 		"--node-labels=" + NodeLabel + "=true",
 	}, nil); err != nil {

@@ -52,7 +52,7 @@ iptables:
 	return c.Poll(ctx, time.Minute, "kube-proxy to program the node's Services", func(context.Context) (bool, error) {
 		resp, err := http.Get(healthz)
 		if err != nil {
-			return false, nil
+			return false, nil //nolint:nilerr // not serving yet
 		}
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK, nil

@@ -240,7 +240,7 @@ func containerPid(ctx context.Context, pod *corev1.Pod, container string) (int, 
 	if err != nil {
 		return 0, err
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	rt := runtimeapi.NewRuntimeServiceClient(conn)
 	list, err := rt.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{
 		State:         &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING},

@@ -46,7 +46,7 @@ func (c *Cluster) InstallOLM(ctx context.Context, repoRoot string) error {
 	}
 	files, err := filepath.Glob(filepath.Join(module, "deploy", "chart", "crds", "*.yaml"))
 	if err != nil || len(files) == 0 {
-		return fmt.Errorf("no OLM CRDs in %s: %v", module, err)
+		return fmt.Errorf("no OLM CRDs in %s: %w", module, err)
 	}
 	for _, f := range files {
 		crd := &apiextensionsv1.CustomResourceDefinition{}

@@ -28,7 +28,7 @@ func (c *Cluster) PollEvery(ctx context.Context, interval, timeout time.Duration
 		}
 		if err != nil {
 			last = err
-			return false, nil
+			return false, nil //nolint:nilerr // kept, and reported if the wait times out
 		}
 		return ok, nil
 	})
@@ -38,7 +38,7 @@ func (c *Cluster) PollEvery(ctx context.Context, interval, timeout time.Duration
 	}
 	if err != nil {
 		if last != nil {
-			return fmt.Errorf("waiting %v for %s: %w (last error: %v)", timeout, what, err, last)
+			return fmt.Errorf("waiting %v for %s: %w (last error: %w)", timeout, what, err, last)
 		}
 		return fmt.Errorf("waiting %v for %s: %w", timeout, what, err)
 	}

@@ -93,7 +93,7 @@ func (p *Process) ExitError() error {
 	if len(lines) > logTail {
 		lines = lines[len(lines)-logTail:]
 	}
-	return fmt.Errorf("%s exited (%v); the end of %s:\n%s", p.Name, p.err, p.log, strings.Join(lines, "\n"))
+	return fmt.Errorf("%s exited (%w); the end of %s:\n%s", p.Name, p.err, p.log, strings.Join(lines, "\n"))
 }
 
 // logTail is how many of an exited process's last log lines ExitError quotes.

@@ -2,7 +2,9 @@ package localcluster
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -31,8 +33,13 @@ type Releases struct {
 	// Extra are the candidate's other images: the scorecard tests and the sample workload.
 	Extra []image.Built
 
-	root      string
-	publisher *publish.Publisher
+	root          string
+	publisher     *publish.Publisher
+	candidateOnce sync.Once
+	candidate     []byte
+	candidateErr  error
+	// catalogs are the catalog images built so far, by their catalog's content and tag.
+	catalogs sync.Map
 }
 
 var (
@@ -126,28 +133,48 @@ func (r *Releases) CatalogUpTo(ctx context.Context, opm, upTo, dir string) error
 	}
 	head := r.Head()
 	if !head.Cut() && semver.MustParse(head.Version).LTE(limit) {
-		staged := dir + ".staged"
-		defer os.RemoveAll(staged)
-		if err := publish.WithCandidate(ctx, opm, dir, staged, r.Images[head.Version], r.Record); err != nil {
+		rendered, err := r.renderedCandidate(ctx, opm)
+		if err != nil {
 			return err
 		}
-		if err := os.RemoveAll(dir); err != nil {
+		channels, def, err := relcatalog.ChannelsOf(r.Images[head.Version].PinnedBundle)
+		if err != nil {
 			return err
 		}
-		return os.Rename(staged, dir)
+		if err := relcatalog.Add(dir, rendered, channels, def, r.Record); err != nil {
+			return err
+		}
 	}
 	return relcatalog.Validate(opm, dir)
 }
 
+// renderedCandidate renders the bundle image of the release being prepared, once.
+func (r *Releases) renderedCandidate(ctx context.Context, opm string) ([]byte, error) {
+	r.candidateOnce.Do(func() {
+		r.candidate, r.candidateErr = publish.Render(ctx, opm, r.Images[r.Head().Version].Bundle)
+	})
+	return r.candidate, r.candidateErr
+}
+
 // CatalogImage builds the catalog image of a catalog directory for this machine's platform.
 func (r *Releases) CatalogImage(ctx context.Context, dir, tag string) (image.Built, error) {
+	key, err := treeHash(dir)
+	if err != nil {
+		return image.Built{}, err
+	}
+	key += "\x00" + tag
+	if built, ok := r.catalogs.Load(key); ok {
+		return built.(image.Built), nil
+	}
 	b := r.publisher.Builder
 	b.Platforms = []v1.Platform{hostPlatform}
 	idx, err := b.Catalog(ctx, r.Images[r.Head().Version].Source, dir)
 	if err != nil {
 		return image.Built{}, err
 	}
-	return image.Built{Repo: r.publisher.Repo("-catalog"), Tag: tag, Index: idx}, nil
+	built := image.Built{Repo: r.publisher.Repo("-catalog"), Tag: tag, Index: idx}
+	r.catalogs.Store(key, built)
+	return built, nil
 }
 
 // BundleImage builds the bundle image of a bundle directory, tagged tag.
@@ -158,4 +185,23 @@ func (r *Releases) BundleImage(dir, tag string) (image.Built, error) {
 		return image.Built{}, err
 	}
 	return image.Built{Repo: r.publisher.Repo("-bundle"), Tag: tag, Index: idx}, nil
+}
+
+// treeHash is a hash of a directory's files, their paths and contents.
+func treeHash(dir string) (string, error) {
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		fmt.Fprintf(h, "%s\x00%d\x00", rel, len(raw))
+		h.Write(raw)
+		return nil
+	})
+	return fmt.Sprintf("%x", h.Sum(nil)), err
 }

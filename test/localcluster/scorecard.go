@@ -99,7 +99,7 @@ func (c *Cluster) scorecardTest(ctx context.Context, ns, name, testImage string,
 	}
 	var status v1alpha3.TestStatus
 	if err := json.Unmarshal([]byte(out), &status); err != nil {
-		return nil, fmt.Errorf("test %s printed no TestStatus (%v): %s", name, err, strings.TrimSpace(out))
+		return nil, fmt.Errorf("test %s printed no TestStatus (%w): %s", name, err, strings.TrimSpace(out))
 	}
 	if err := c.Client.Delete(ctx, pod); err != nil && !apierrors.IsNotFound(err) {
 		return nil, err

@@ -230,7 +230,7 @@ func removeSandboxes() error {
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	rt := runtimeapi.NewRuntimeServiceClient(conn)
 	list, err := rt.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{})
 	if err != nil {

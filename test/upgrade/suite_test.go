@@ -38,8 +38,10 @@ func newEnv(t *testing.T) *env {
 	rel, err := localcluster.BuildReleases(ctx, root)
 	require.NoError(t, err)
 	dir := filepath.Join(root, ".cache", "upgrade", strings.ReplaceAll(t.Name(), "/", "-")+"-"+time.Now().Format("150405"))
+	start := time.Now()
 	c, err := localcluster.StartWithOLM(ctx, localcluster.Options{Name: "app-upgrade", Dir: dir, Bin: filepath.Join(root, "bin")}, root)
 	require.NoError(t, err)
+	t.Logf("started the cluster and OLM in %.1fs", time.Since(start).Seconds())
 	t.Cleanup(func() {
 		require.NoError(t, c.Stop())
 		if t.Failed() {
@@ -74,7 +76,9 @@ func storedVersions(version string) []string {
 // publish publishes the catalog as it stood when a release was the newest.
 func (e *env) publish(t *testing.T, version string) {
 	t.Helper()
+	start := time.Now()
 	require.NoError(t, e.PublishCatalog(context.Background(), e.rel, version))
+	t.Logf("published the catalog up to %s in %.1fs", version, time.Since(start).Seconds())
 }
 
 // waitRelease waits until a release is installed and settled: its ClusterServiceVersion
@@ -83,6 +87,8 @@ func (e *env) publish(t *testing.T, version string) {
 func (e *env) waitRelease(t *testing.T, version string) *localcluster.Manager {
 	t.Helper()
 	ctx := context.Background()
+	start := time.Now()
+	defer func() { t.Logf("release %s settled in %.1fs", version, time.Since(start).Seconds()) }()
 	_, err := e.WaitForCSV(ctx, csvName(version), 5*time.Minute)
 	require.NoError(t, err)
 	m, err := e.WaitForManager(ctx, csvName(version), 5*time.Minute)

@@ -30,7 +30,7 @@ func Add(dir string, rendered []byte, channels []string, defaultChannel string, 
 // Validate checks a catalog directory with opm.
 func Validate(opm, dir string) error {
 	if out, err := exec.Command(opm, "validate", dir).CombinedOutput(); err != nil {
-		return fmt.Errorf("opm validate %s: %v\n%s", dir, err, out)
+		return fmt.Errorf("opm validate %s: %w\n%s", dir, err, out)
 	}
 	return nil
 }
@@ -144,11 +144,4 @@ func write(path string, data []byte) error {
 		return err
 	}
 	return os.WriteFile(path, data, 0o644)
-}
-
-func stderrOf(err error) error {
-	if ee, ok := err.(*exec.ExitError); ok && len(ee.Stderr) > 0 {
-		return fmt.Errorf("%w: %s", err, strings.TrimSpace(string(ee.Stderr)))
-	}
-	return err
 }

@@ -1,3 +1,8 @@
+// Package image assembles App Operator's OCI images from its checkout, without a container
+// engine: reproducible layers (layer.go), images and multi-platform indexes (image.go), Go
+// programs built for each platform with a pinned toolchain (gobuild.go), the images of a
+// release (products.go, catalog.go), digest pinning in a bundle (pin.go), and OCI layouts,
+// pushes and a loopback registry (publish.go).
 package image
 
 import (

@@ -221,7 +221,7 @@ func TestImagesGoToALayoutAndARegistryAndComeBackTheSame(t *testing.T) {
 
 	reg, err := ServeRegistry("127.0.0.1:0", t.TempDir(), nil)
 	require.NoError(t, err)
-	defer reg.Close()
+	defer func() { _ = reg.Close() }()
 	local := built.In(reg.Addr + "/mycompany")
 	require.Equal(t, reg.Addr+"/mycompany/app-operator-bundle:v0.5.0", local.Ref())
 	require.NoError(t, Push(ctx, []Built{local}))

@@ -97,8 +97,9 @@ func Layer(mtime time.Time, files []File, dirs ...Dir) (v1.Layer, error) {
 		return nil, err
 	}
 	raw := buf.Bytes()
+	// The compressed layer is kept once made: it is hashed, then pushed, then perhaps pushed again.
 	return tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(raw)), nil },
-		tarball.WithMediaType(types.OCILayer))
+		tarball.WithMediaType(types.OCILayer), tarball.WithCompressedCaching)
 }
 
 // tarMode is a mode as a tar header holds it: the permission bits, and 01000 for sticky.

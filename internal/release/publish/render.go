@@ -25,7 +25,7 @@ func Render(ctx context.Context, opm string, bundle image.Built) ([]byte, error)
 	if err != nil {
 		return nil, err
 	}
-	defer reg.Close()
+	defer func() { _ = reg.Close() }()
 
 	local := bundle.In(reg.Addr + "/" + base(registryPath(bundle.Repo)))
 	if err := image.Push(ctx, []image.Built{local}); err != nil {
