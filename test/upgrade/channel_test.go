@@ -16,7 +16,7 @@ func TestUpgradeAlongTheChannel(t *testing.T) {
 	e := newEnv(t)
 	versions := e.releases(t)
 
-	before := e.installWithFleet(t, versions[0], 30, fleet{mixed: true})
+	before := e.installWithFleet(t, versions[0], 30, fleet{real: 15})
 	managers, _, err := e.Managers(ctx)
 	require.NoError(t, err)
 	pod := managers[0].Pod.UID

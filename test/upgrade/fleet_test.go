@@ -33,21 +33,21 @@ const sampleImage = "quay.io/mycompany/app-operator-sample:v1.0.0"
 
 // fleet says how a scenario's Apps are made.
 type fleet struct {
-	// mixed makes every other App through v1alpha1, whose flat schema cannot choose nodes: its
-	// one pod runs the sample workload on the real node. Otherwise every App is made through v1.
-	mixed bool
+	// real is how many Apps, every other one from the first, are made through v1alpha1, whose
+	// flat schema cannot choose nodes: each runs one pod of the sample workload on the real
+	// node. The others are made through v1, with fields only v1 holds, and run on kwok's fake
+	// nodes, as a workload at scale does.
+	real int
 }
 
-// createFleet creates n Apps and waits until every one is Available. Apps made through v1 hold
-// fields only v1 has, and run on kwok's fake nodes, as a workload at scale does; Apps made
-// through v1alpha1 (fleet.mixed) run a real pod each.
+// createFleet creates n Apps as f says and waits until every one is Available.
 func (e *env) createFleet(t *testing.T, n int, f fleet) {
 	t.Helper()
 	ctx := context.Background()
 	require.NoError(t, client.IgnoreAlreadyExists(e.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fleetNamespace}})))
 	for i := range n {
 		var obj client.Object
-		if f.mixed && i%2 == 0 {
+		if i%2 == 0 && i/2 < f.real {
 			obj = &v1alpha1.App{ObjectMeta: metav1.ObjectMeta{Namespace: fleetNamespace, Name: fmt.Sprintf("alpha-%03d", i)},
 				Spec: v1alpha1.AppSpec{Image: sampleImage, Replicas: ptr.To(int32(1))}}
 		} else {

@@ -7,27 +7,30 @@ import (
 	"sync"
 	"testing"
 
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"github.com/stretchr/testify/require"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mycompany/app-operator/test/localcluster"
 )
 
-// TestUpgradeUnderLoad upgrades from the first release to the head with 200 Apps, some of which
-// are scaled while the upgrade runs. Every App ends Available with what it asked for, none is
-// lost, and no pod of an App left alone restarts.
-func TestUpgradeUnderLoad(t *testing.T) {
+// TestSkipRangeJumpUnderLoad installs the first release with 200 Apps, then publishes every
+// release at once: the head's skipRange lets OLM upgrade straight to it, past the releases in
+// between, while twenty Apps are scaled. Every App ends Available with what it asked for, none
+// is lost, and no pod of an App left alone restarts, on the fake nodes or the real one.
+func TestSkipRangeJumpUnderLoad(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
 	versions := e.releases(t)
 	head := versions[len(versions)-1]
-
-	before := e.installWithFleet(t, versions[0], 200, fleet{})
+	before := e.installWithFleet(t, versions[0], 200, fleet{real: 6})
 
 	e.publish(t, head)
 	// Scale twenty v1 Apps while OLM replaces the operator under them.
 	var wg sync.WaitGroup
 	scaled := map[string]bool{}
-	for i := 1; i < 40; i += 2 {
+	for i := 11; i < 50; i += 2 {
 		name := fmt.Sprintf("v1-%03d", i)
 		scaled[name] = true
 		wg.Add(1)
@@ -53,9 +56,17 @@ func TestUpgradeUnderLoad(t *testing.T) {
 			continue
 		}
 		// A scaled App keeps its pods and gains one.
-		for _, uid := range strings.Split(strings.SplitN(was, "pods=", 2)[1], ",") {
-			require.Contains(t, after[name], uid, "App %s keeps its pods", name)
+		for _, pod := range strings.Split(strings.SplitN(was, "pods=", 2)[1], ",") {
+			require.Contains(t, after[name], pod, "App %s keeps its pods", name)
 		}
 		require.Equal(t, *e.fleetApp(t, name).Spec.Replicas, e.fleetApp(t, name).Status.AvailableReplicas)
+	}
+
+	plans := &operatorsv1alpha1.InstallPlanList{}
+	require.NoError(t, e.Client.List(ctx, plans, client.InNamespace(localcluster.OperatorsNamespace)))
+	for _, p := range plans.Items {
+		for _, v := range versions[1 : len(versions)-1] {
+			require.NotContains(t, p.Spec.ClusterServiceVersionNames, csvName(v), "OLM skips %s", v)
+		}
 	}
 }

@@ -15,15 +15,16 @@ import (
 
 // TestRollbackToThePreviousReleaseAndForward goes back from the head to the previous release
 // the way OLM allows it: delete the Subscription and the ClusterServiceVersion, then subscribe
-// again starting at the previous release. Every App, with its v1-only fields, is served by
-// the older operator without a restart; approving the next InstallPlan rolls forward again.
+// again starting at the previous release, with manual approval. Every App, with its v1-only
+// fields, is served by the older operator without a restart. The upgrade to the head then
+// waits in an unapproved InstallPlan, the older release running, until a user approves it.
 func TestRollbackToThePreviousReleaseAndForward(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
 	versions := e.releases(t)
 	head, previous := versions[len(versions)-1], versions[len(versions)-2]
 
-	before := e.installWithFleet(t, head, 12, fleet{mixed: true})
+	before := e.installWithFleet(t, head, 12, fleet{real: 4})
 
 	require.NoError(t, e.Uninstall(ctx))
 	require.NoError(t, e.Subscribe(ctx, localcluster.Subscription{StartingCSV: csvName(previous), Manual: true}))
@@ -38,6 +39,20 @@ func TestRollbackToThePreviousReleaseAndForward(t *testing.T) {
 	require.NoError(t, e.Client.Patch(ctx, app, patch))
 	e.waitFleetAvailable(t)
 	before = e.snapshot(t)
+
+	// Manual approval holds the upgrade to the head: its plan waits, nothing of it is installed.
+	plan, err := e.InstallPlanFor(ctx, csvName(head), 3*time.Minute)
+	require.NoError(t, err)
+	require.False(t, plan.Spec.Approved)
+	time.Sleep(10 * time.Second)
+	require.NoError(t, e.Client.Get(ctx, client.ObjectKeyFromObject(plan), plan))
+	require.Equal(t, operatorsv1alpha1.InstallPlanPhaseRequiresApproval, plan.Status.Phase)
+	err = e.Client.Get(ctx, client.ObjectKey{Namespace: localcluster.OperatorsNamespace, Name: csvName(head)}, &operatorsv1alpha1.ClusterServiceVersion{})
+	require.True(t, apierrors.IsNotFound(err), "nothing is installed before approval: %v", err)
+	_, running, err := e.Managers(ctx)
+	require.NoError(t, err)
+	require.Equal(t, csvName(previous), running, "the older release keeps running")
+	e.assertFleetUnchanged(t, before)
 
 	require.NoError(t, e.Approve(ctx, csvName(head)))
 	e.waitRelease(t, head)

@@ -8,6 +8,7 @@ package publish
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -30,6 +31,8 @@ type Publisher struct {
 	// TagBase is the manager's repository, such as quay.io/mycompany/app-operator; every other
 	// image is named after it (-bundle, -catalog, -scorecard, -sample).
 	TagBase string
+	// CacheDir, when set, keeps the images of cut releases once built (see Build).
+	CacheDir string
 }
 
 // Images are the images of one release.
@@ -65,8 +68,32 @@ func (p *Publisher) Repo(suffix string) string { return p.TagBase + suffix }
 
 // Build builds a release's manager and bundle images: a cut release from its commit, checked
 // out in a git worktree, with the Go toolchain it records; the release being prepared from the
-// checkout as it is.
+// checkout as it is. With a CacheDir, a cut release built once with the same toolchain,
+// platforms and image builder is read back instead of built again.
 func (p *Publisher) Build(ctx context.Context, r release.Release) (*Images, error) {
+	if !r.Cut() || p.CacheDir == "" {
+		return p.build(ctx, r)
+	}
+	key, err := p.cacheKey(r)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(p.CacheDir, r.Version+"-"+key)
+	if imgs, err := readCached(dir, r); err == nil {
+		return imgs, nil
+	}
+	imgs, err := p.build(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeCached(dir, imgs); err != nil {
+		imgs.Close()
+		return nil, err
+	}
+	return imgs, nil
+}
+
+func (p *Publisher) build(ctx context.Context, r release.Release) (*Images, error) {
 	src := image.Source{Dir: p.Dir, Version: r.Version}
 	var cleanup []func()
 	done := func() {
@@ -220,7 +247,7 @@ func base(repo string) string { return path.Dir(repo) }
 
 // ForCheckout is the Publisher of a checkout: its tools modules under hack/tools, its pinned
 // Go toolchain (go.mod's toolchain line), the opm built into bin/, every platform of
-// image.Platforms.
+// image.Platforms, and the images of cut releases kept under bin/images.
 func ForCheckout(ctx context.Context, dir, tagBase string) (*Publisher, error) {
 	cmd := exec.CommandContext(ctx, "go", "mod", "edit", "-json")
 	cmd.Dir = dir
@@ -235,6 +262,76 @@ func ForCheckout(ctx context.Context, dir, tagBase string) (*Publisher, error) {
 	if mod.Toolchain == "" {
 		return nil, fmt.Errorf("%s names no toolchain: the images are built with the toolchain it pins", filepath.Join(dir, "go.mod"))
 	}
-	return &Publisher{Dir: dir, TagBase: tagBase, Builder: image.Builder{Toolchain: image.Toolchain(mod.Toolchain),
+	return &Publisher{Dir: dir, TagBase: tagBase, CacheDir: filepath.Join(dir, "bin", "images"), Builder: image.Builder{Toolchain: image.Toolchain(mod.Toolchain),
 		Platforms: image.Platforms, ToolsDir: filepath.Join(dir, "hack", "tools"), HostOPM: filepath.Join(dir, "bin", "opm")}}, nil
+}
+
+// cacheKey names what a cut release's images depend on: its commit, its toolchain, the
+// platforms, and the source of the image builder (this package and package image) and of
+// go.sum, which pins go-containerregistry.
+func (p *Publisher) cacheKey(r release.Release) (string, error) {
+	h := sha256.New()
+	fmt.Fprintln(h, r.Commit, r.Go)
+	for _, pl := range p.Platforms {
+		fmt.Fprintln(h, pl.OS, pl.Architecture)
+	}
+	files, err := filepath.Glob(filepath.Join(p.Dir, "internal", "release", "*", "*.go"))
+	if err != nil {
+		return "", err
+	}
+	for _, f := range append(files, filepath.Join(p.Dir, "go.sum")) {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintln(h, filepath.Base(f), len(raw))
+		h.Write(raw)
+	}
+	return fmt.Sprintf("%x", h.Sum(nil))[:16], nil
+}
+
+// cachedSource records what the cached images were built from.
+type cachedSource struct {
+	Revision string    `json:"revision"`
+	Created  time.Time `json:"created"`
+}
+
+func writeCached(dir string, imgs *Images) error {
+	tmp := dir + ".tmp"
+	_ = os.RemoveAll(tmp)
+	if err := image.WriteLayout(filepath.Join(tmp, "images"), []image.Built{imgs.Manager, imgs.Bundle}); err != nil {
+		return err
+	}
+	if err := copyDir(imgs.PinnedBundle, filepath.Join(tmp, "bundle")); err != nil {
+		return err
+	}
+	raw, err := json.Marshal(cachedSource{Revision: imgs.Source.Revision, Created: imgs.Source.Created})
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "source.json"), raw, 0o644); err != nil {
+		return err
+	}
+	_ = os.RemoveAll(dir)
+	return os.Rename(tmp, dir)
+}
+
+func readCached(dir string, r release.Release) (*Images, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, "source.json"))
+	if err != nil {
+		return nil, err
+	}
+	var src cachedSource
+	if err := json.Unmarshal(raw, &src); err != nil {
+		return nil, err
+	}
+	built, err := image.ReadLayout(filepath.Join(dir, "images"))
+	if err != nil || len(built) != 2 {
+		return nil, fmt.Errorf("the cached images in %s are not whole: %v", dir, err)
+	}
+	return &Images{Release: r, Manager: built[0], Bundle: built[1], PinnedBundle: filepath.Join(dir, "bundle"),
+		Source: image.Source{Dir: dir, Version: r.Version, Revision: src.Revision, Created: src.Created}}, nil
 }
