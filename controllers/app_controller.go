@@ -134,7 +134,7 @@ func (r *AppReconciler) applyChildren(ctx context.Context, app *appv1.App, objs 
 		}
 		if err != nil {
 			r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, "ApplyFailed", "Apply", "%v", err)
-			observed.Err = err
+			observed.Err, observed.Blocked = err, blocked(err)
 			return observed, awaiting
 		}
 		awaiting = awaiting || result == apply.Awaiting

@@ -21,3 +21,11 @@ func errorReason(err error) string {
 	}
 	return "Other"
 }
+
+// blocked reports whether an error of applying the App's children needs a change, of the App or
+// of what stands in its way, to go: an object of a child's name the App does not control, or a
+// spec the API server refuses.
+func blocked(err error) bool {
+	var notOwned *apply.NotOwnedError
+	return errors.As(err, &notOwned) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err)
+}

@@ -8,6 +8,12 @@ const (
 	ConditionProgressing = "Progressing"
 	// ConditionDegraded is True when the App cannot reach its desired state without help.
 	ConditionDegraded = "Degraded"
+	// ConditionReconciling is True while the App does not match its spec yet: kstatus, and the
+	// GitOps tools built on it, read the App as InProgress.
+	ConditionReconciling = "Reconciling"
+	// ConditionStalled is True when the App cannot match its spec until someone changes it or
+	// what stands in its way: kstatus reads the App as Failed.
+	ConditionStalled = "Stalled"
 )
 
 // Condition reasons of an App.
@@ -30,4 +36,6 @@ const (
 	ReasonAsExpected = "AsExpected"
 	// ReasonDeploymentPending: the Deployment has not reported on the current spec yet.
 	ReasonDeploymentPending = "DeploymentPending"
+	// ReasonReconciled: the App matches its spec.
+	ReasonReconciled = "Reconciled"
 )

@@ -25,6 +25,10 @@ type Observed struct {
 	ServiceName string
 	// Err is the error that stopped the reconcile from applying the desired state, if any.
 	Err error
+	// Blocked says that Err needs a change, of the App or of what stands in its way (an object
+	// of a child's name that the App does not control, a spec the API server refuses): retrying
+	// alone will not help. The generation counts as observed, and the App as stalled.
+	Blocked bool
 }
 
 // Compute returns the status the App should have. Condition transition times change only
@@ -35,6 +39,8 @@ func Compute(app *appv1.App, obs Observed, now metav1.Time) appv1.AppStatus {
 	st.Selector = labels.SelectorFromSet(desired.SelectorLabels(app)).String()
 	if obs.Err == nil {
 		st.ServiceName = obs.ServiceName
+	}
+	if obs.Err == nil || obs.Blocked {
 		st.ObservedGeneration = app.Generation
 	}
 
@@ -60,6 +66,9 @@ func Compute(app *appv1.App, obs Observed, now metav1.Time) appv1.AppStatus {
 	set(available(d, want))
 	set(progressing(d, rollout))
 	set(degraded(obs.Err, rollout))
+	stalled := stalledCondition(obs, rollout)
+	set(stalled)
+	set(reconciling(d, want, obs.Err, rollout, stalled.Status == metav1.ConditionTrue))
 	return st
 }
 
@@ -151,6 +160,41 @@ func degraded(err error, r rolloutState) metav1.Condition {
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appv1.ReasonProgressDeadlineExceeded, "the rollout made no progress within its deadline"
 	case r.replicaFailure != nil:
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appv1.ReasonReplicaFailure, r.replicaFailure.Message
+	default:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, appv1.ReasonAsExpected, "no problem found"
+	}
+	return c
+}
+
+// reconciling follows kstatus: True while the App does not match its spec, that is until its
+// rollout is complete with every pod available, unless it is stalled.
+func reconciling(d *appsv1.Deployment, want int32, err error, r rolloutState, stalled bool) metav1.Condition {
+	c := metav1.Condition{Type: appv1.ConditionReconciling, Status: metav1.ConditionTrue}
+	switch {
+	case stalled:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, appv1.ReasonReconcileError, "stalled: see the Stalled condition"
+	case err != nil:
+		c.Reason, c.Message = appv1.ReasonReconcileError, "retrying: "+err.Error()
+	case d == nil:
+		c.Reason, c.Message = appv1.ReasonDeploymentPending, "creating the Deployment"
+	case r.complete && d.Status.AvailableReplicas >= want:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, appv1.ReasonReconciled, "the App matches its spec"
+	default:
+		c.Reason = appv1.ReasonRollingOut
+		c.Message = fmt.Sprintf("%d of %d pods updated and available", min(d.Status.UpdatedReplicas, d.Status.AvailableReplicas), want)
+	}
+	return c
+}
+
+// stalledCondition follows kstatus: True when the App cannot match its spec without a change:
+// its rollout made no progress within its deadline, or the reconcile is blocked.
+func stalledCondition(obs Observed, r rolloutState) metav1.Condition {
+	c := metav1.Condition{Type: appv1.ConditionStalled, Status: metav1.ConditionTrue}
+	switch {
+	case obs.Err != nil && obs.Blocked:
+		c.Reason, c.Message = appv1.ReasonReconcileError, obs.Err.Error()
+	case r.deadlineExceeded:
+		c.Reason, c.Message = appv1.ReasonProgressDeadlineExceeded, "the rollout made no progress within its deadline"
 	default:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, appv1.ReasonAsExpected, "no problem found"
 	}

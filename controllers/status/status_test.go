@@ -41,6 +41,8 @@ type want struct {
 	available, progressing, degraded string // condition reasons
 	image                            string
 	observedGeneration               int64
+	// reconciling and stalled are the kstatus conditions, as "True" or "False" and a reason.
+	reconciling, stalled string
 }
 
 func TestCompute(t *testing.T) {
@@ -51,23 +53,25 @@ func TestCompute(t *testing.T) {
 		want want
 	}{
 		{"no Deployment yet", app(2), status.Observed{},
-			want{appv1.ReasonDeploymentPending, appv1.ReasonDeploymentPending, appv1.ReasonAsExpected, "", 3}},
+			want{appv1.ReasonDeploymentPending, appv1.ReasonDeploymentPending, appv1.ReasonAsExpected, "", 3, "True DeploymentPending", "False AsExpected"}},
 		{"rolled out", app(2), status.Observed{Deployment: deployment("web:2", 2, 2, 2), ServiceName: "web"},
-			want{appv1.ReasonReplicasAvailable, appv1.ReasonRolloutComplete, appv1.ReasonAsExpected, "web:2", 3}},
+			want{appv1.ReasonReplicasAvailable, appv1.ReasonRolloutComplete, appv1.ReasonAsExpected, "web:2", 3, "False Reconciled", "False AsExpected"}},
 		{"scaling up", app(3), status.Observed{Deployment: deployment("web:2", 2, 2, 2)},
-			want{appv1.ReasonReplicasUnavailable, appv1.ReasonRollingOut, appv1.ReasonAsExpected, "", 3}},
+			want{appv1.ReasonReplicasUnavailable, appv1.ReasonRollingOut, appv1.ReasonAsExpected, "", 3, "True RollingOut", "False AsExpected"}},
 		{"rolling out a new image, old pods still serve", app(2), status.Observed{Deployment: deployment("web:2", 3, 1, 2)},
-			want{appv1.ReasonReplicasAvailable, appv1.ReasonRollingOut, appv1.ReasonAsExpected, "", 3}},
+			want{appv1.ReasonReplicasAvailable, appv1.ReasonRollingOut, appv1.ReasonAsExpected, "", 3, "True RollingOut", "False AsExpected"}},
 		{"scaled to zero", app(0), status.Observed{Deployment: deployment("web:2", 0, 0, 0)},
-			want{appv1.ReasonReplicasAvailable, appv1.ReasonRolloutComplete, appv1.ReasonAsExpected, "web:2", 3}},
+			want{appv1.ReasonReplicasAvailable, appv1.ReasonRolloutComplete, appv1.ReasonAsExpected, "web:2", 3, "False Reconciled", "False AsExpected"}},
 		{"progress deadline exceeded", app(2), status.Observed{Deployment: deployment("web:2", 3, 1, 2,
 			appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"})},
-			want{appv1.ReasonReplicasAvailable, appv1.ReasonProgressDeadlineExceeded, appv1.ReasonProgressDeadlineExceeded, "", 3}},
+			want{appv1.ReasonReplicasAvailable, appv1.ReasonProgressDeadlineExceeded, appv1.ReasonProgressDeadlineExceeded, "", 3, "False ReconcileError", "True ProgressDeadlineExceeded"}},
 		{"replica failure", app(2), status.Observed{Deployment: deployment("web:2", 0, 0, 0,
 			appsv1.DeploymentCondition{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Message: "exceeded quota"})},
-			want{appv1.ReasonReplicasUnavailable, appv1.ReasonRollingOut, appv1.ReasonReplicaFailure, "", 3}},
+			want{appv1.ReasonReplicasUnavailable, appv1.ReasonRollingOut, appv1.ReasonReplicaFailure, "", 3, "True RollingOut", "False AsExpected"}},
 		{"reconcile failed: the generation is not observed", app(2), status.Observed{Deployment: deployment("web:2", 2, 2, 2), Err: errors.New("boom")},
-			want{appv1.ReasonReplicasAvailable, appv1.ReasonRolloutComplete, appv1.ReasonReconcileError, "web:2", 1}},
+			want{appv1.ReasonReplicasAvailable, appv1.ReasonRolloutComplete, appv1.ReasonReconcileError, "web:2", 1, "True ReconcileError", "False AsExpected"}},
+		{"reconcile blocked: the generation is observed, and the App stalled", app(2), status.Observed{Deployment: deployment("web:2", 2, 2, 2), Err: errors.New("Service shop/web already exists"), Blocked: true},
+			want{appv1.ReasonReplicasAvailable, appv1.ReasonRolloutComplete, appv1.ReasonReconcileError, "web:2", 3, "False ReconcileError", "True ReconcileError"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -77,6 +81,12 @@ func TestCompute(t *testing.T) {
 			require.Equal(t, tc.want.available, reason(appv1.ConditionAvailable))
 			require.Equal(t, tc.want.progressing, reason(appv1.ConditionProgressing))
 			require.Equal(t, tc.want.degraded, reason(appv1.ConditionDegraded))
+			kstatus := func(typ string) string {
+				c := meta.FindStatusCondition(st.Conditions, typ)
+				return string(c.Status) + " " + c.Reason
+			}
+			require.Equal(t, tc.want.reconciling, kstatus(appv1.ConditionReconciling), "Reconciling")
+			require.Equal(t, tc.want.stalled, kstatus(appv1.ConditionStalled), "Stalled")
 			require.Equal(t, tc.want.image, st.Image)
 			require.Equal(t, tc.want.observedGeneration, st.ObservedGeneration)
 			for _, c := range st.Conditions {

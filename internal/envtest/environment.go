@@ -268,6 +268,17 @@ func (e *Environment) Update(t *testing.T, obj client.Object, mutate func()) {
 	}))
 }
 
+// User is a client of the API server authenticated as a user with the given name and no
+// rights but those the test grants it.
+func (e *Environment) User(t *testing.T, name string) client.Client {
+	t.Helper()
+	u, err := e.env.ControlPlane.AddUser(envtest.User{Name: name}, e.Config)
+	require.NoError(t, err)
+	c, err := client.New(u.Config(), client.Options{Scheme: e.Client.Scheme()})
+	require.NoError(t, err)
+	return c
+}
+
 // StoredAPIVersion returns the apiVersion an object is stored in, read from etcd itself
 // through its JSON gateway: the API server converts what it reads, so only etcd tells.
 func (e *Environment) StoredAPIVersion(t *testing.T, key string) string {

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -30,6 +31,7 @@ import (
 	"github.com/mycompany/app-operator/controllers/cachesync"
 	"github.com/mycompany/app-operator/controllers/desired"
 	"github.com/mycompany/app-operator/internal/metrics"
+	"github.com/mycompany/app-operator/internal/monitoring"
 	"github.com/mycompany/app-operator/internal/storagemigration"
 	appwebhook "github.com/mycompany/app-operator/internal/webhook"
 )
@@ -43,7 +45,9 @@ type Options struct {
 	// MigrationInterval is how often the storage migration checks the App CRD.
 	MigrationInterval time.Duration
 	// OperatorCondition names OLM's OperatorCondition of the running release, whose
-	// Upgradeable condition the storage migration sets; empty when not installed by OLM.
+	// Upgradeable condition the storage migration sets; empty when not installed by OLM. Its
+	// namespace is the manager's, where the monitoring objects go, owned by the
+	// ClusterServiceVersion of the same name.
 	OperatorCondition client.ObjectKey
 }
 
@@ -114,5 +118,14 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err := mgr.Add(migrator); err != nil {
 		return fmt.Errorf("setting up the storage migration: %w", err)
 	}
-	return nil
+	if o.OperatorCondition.Namespace == "" {
+		return nil // not in a pod: nowhere to put the monitoring objects
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
+	if err != nil {
+		return err
+	}
+	return mgr.Add(&monitoring.Installer{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Discovery: dc,
+		Namespace: o.OperatorCondition.Namespace, CSV: o.OperatorCondition.Name, Interval: time.Minute,
+		Log: mgr.GetLogger().WithName("monitoring")})
 }

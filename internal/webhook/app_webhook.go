@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	appv1 "github.com/mycompany/app-operator/api/v1"
@@ -19,7 +20,11 @@ import (
 // +kubebuilder:webhook:path=/validate-mycompany-com-v1-app,mutating=false,failurePolicy=fail,sideEffects=None,groups=mycompany.com,resources=apps,verbs=create;update,versions=v1,name=vapp.mycompany.com,admissionReviewVersions=v1,matchPolicy=Equivalent
 
 // AppWebhook defaults and validates Apps.
-type AppWebhook struct{}
+type AppWebhook struct {
+	// Client asks the API server whether the requester of a change may do what the App would
+	// do; see access.go.
+	Client client.Client
+}
 
 var (
 	_ admission.Defaulter[*appv1.App] = AppWebhook{}
@@ -29,11 +34,13 @@ var (
 // Setup registers the defaulting, validating and conversion webhooks of App with a manager.
 func Setup(mgr ctrl.Manager) error {
 	defaulting := admission.WithDefaulter(mgr.GetScheme(), AppWebhook{})
-	defaulting.Handler = quantityChecker{next: defaulting.Handler}
+	defaulting.Handler = quantityChecker{next: typeChecker{next: defaulting.Handler, Reader: mgr.GetAPIReader()}}
 	defaulting.RecoverPanic = ptr.To(true)
 	mgr.GetWebhookServer().Register(mutatePath, defaulting)
+	types := &admission.Webhook{Handler: typeChecker{Reader: mgr.GetAPIReader(), Decoder: admission.NewDecoder(mgr.GetScheme()), Scheme: mgr.GetScheme()}, RecoverPanic: ptr.To(true)}
+	mgr.GetWebhookServer().Register(typesPath, types)
 	return ctrl.NewWebhookManagedBy(mgr, &appv1.App{}).
-		WithValidator(AppWebhook{}).
+		WithValidator(AppWebhook{Client: mgr.GetClient()}).
 		Complete()
 }
 
@@ -46,14 +53,16 @@ func (AppWebhook) Default(_ context.Context, app *appv1.App) error {
 	return nil
 }
 
-// ValidateCreate refuses an invalid App with every problem in one error.
-func (AppWebhook) ValidateCreate(ctx context.Context, app *appv1.App) (admission.Warnings, error) {
-	return validate(ctx, app)
+// ValidateCreate refuses an invalid App with every problem in one error, and an App its
+// requester may not run.
+func (w AppWebhook) ValidateCreate(ctx context.Context, app *appv1.App) (admission.Warnings, error) {
+	return w.validate(ctx, nil, app)
 }
 
-// ValidateUpdate refuses an update that leaves the App invalid.
-func (AppWebhook) ValidateUpdate(ctx context.Context, _, app *appv1.App) (admission.Warnings, error) {
-	return validate(ctx, app)
+// ValidateUpdate refuses an update that leaves the App invalid, or that its requester may not
+// make.
+func (w AppWebhook) ValidateUpdate(ctx context.Context, old, app *appv1.App) (admission.Warnings, error) {
+	return w.validate(ctx, old, app)
 }
 
 // ValidateDelete allows every delete.
@@ -61,14 +70,19 @@ func (AppWebhook) ValidateDelete(context.Context, *appv1.App) (admission.Warning
 	return nil, nil
 }
 
-// validate refuses an invalid App. Requests through the deprecated v1alpha1 get the CRD's
-// deprecation warning from the API server itself.
-func validate(_ context.Context, app *appv1.App) (admission.Warnings, error) {
+// validate refuses an invalid App, then one whose requester lacks a permission it needs.
+// Requests through the deprecated v1alpha1 get the CRD's deprecation warning from the API
+// server itself.
+func (w AppWebhook) validate(ctx context.Context, old, app *appv1.App) (admission.Warnings, error) {
 	warnings := appv1.Warnings(app)
 	if errs := appv1.Validate(app); len(errs) > 0 {
 		return warnings, invalid(app.Name, errs)
 	}
-	return warnings, nil
+	req, err := admission.RequestFromContext(ctx)
+	if err != nil {
+		return warnings, apierrors.NewInternalError(err)
+	}
+	return warnings, authorize(ctx, w.Client, req.UserInfo, app, requiredAccess(req.Operation, old, app))
 }
 
 // invalid is the API's refusal of an App, naming every field at fault.

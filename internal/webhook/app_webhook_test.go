@@ -230,3 +230,44 @@ func TestAMalformedQuantityIsRefusedNamingTheField(t *testing.T) {
 	require.Contains(t, err.Error(), "spec.env[0].valueFrom.resourceFieldRef.divisor")
 	require.NotContains(t, err.Error(), "spec.resources.requests[memory]")
 }
+
+// A value of the wrong type, or too large for its field, reaches the defaulting webhook before
+// the API server's schema validation; it is refused as the schema would refuse it: a 422
+// naming the field, never a decoder's message.
+func TestValuesOfTheWrongTypeAreRefusedNamingTheField(t *testing.T) {
+	ns := env.Namespace(t)
+	cases := []struct {
+		name, version string
+		spec          map[string]any
+		field, rule   string
+	}{
+		{"replicas a string", "v1", map[string]any{"replicas": "three"}, "spec.replicas", "must be of type integer"},
+		{"replicas beyond 32 bits", "v1", map[string]any{"replicas": int64(99999999999)}, "spec.replicas", "must be of type integer with format int32"},
+		{"image a number", "v1", map[string]any{"image": int64(5)}, "spec.image", "must be of type string"},
+		{"args not a list", "v1", map[string]any{"args": "--verbose"}, "spec.args", "must be of type array"},
+		{"service not an object", "v1", map[string]any{"service": "yes"}, "spec.service", "must be of type object"},
+		{"port a string", "v1", map[string]any{"ports": []any{map[string]any{"name": "http", "containerPort": "eighty"}}}, "spec.ports[0].containerPort", "must be of type integer"},
+		{"autoscaling max a fraction", "v1", map[string]any{"autoscaling": map[string]any{"maxReplicas": 2.5}}, "spec.autoscaling.maxReplicas", "must be of type int32"},
+		{"pod label value a number", "v1", map[string]any{"podLabels": map[string]any{"tier": int64(1)}}, "spec.podLabels.tier", "must be of type string"},
+		{"v1alpha1 replicas a string", "v1alpha1", map[string]any{"replicas": "three"}, "spec.replicas", "must be of type integer"},
+		{"v1alpha1 replicas beyond 32 bits", "v1alpha1", map[string]any{"replicas": int64(99999999999)}, "spec.replicas", "must be of type integer with format int32"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := map[string]any{"image": "nginx:1.27"}
+			for k, v := range tc.spec {
+				spec[k] = v
+			}
+			app := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "mycompany.com/" + tc.version, "kind": "App",
+				"metadata": map[string]any{"namespace": ns, "name": "web"},
+				"spec":     spec,
+			}}
+			err := env.Client.Create(context.Background(), app)
+			require.Truef(t, apierrors.IsInvalid(err), "want 422 Invalid, got %v", err)
+			require.Contains(t, err.Error(), tc.field+": Invalid value")
+			require.Contains(t, err.Error(), tc.rule)
+			require.NotContains(t, err.Error(), "unmarshal")
+		})
+	}
+}

@@ -58,13 +58,15 @@ func (c *Cluster) RunScorecard(ctx context.Context, configPath string) (results 
 	return results, skipped, nil
 }
 
-// scorecardNamespace makes a restricted namespace whose scorecard ServiceAccount may edit Apps.
+// scorecardNamespace makes a restricted namespace whose scorecard ServiceAccount has the
+// cluster's edit role there, as a user who runs Apps would: App Operator's editor role
+// aggregates into it, and an App may run only what its author could run (Deployments).
 func (c *Cluster) scorecardNamespace(ctx context.Context, ns string) error {
 	for _, o := range []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}}},
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "scorecard"}},
 		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "scorecard"},
-			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "app-operator-app-editor-role"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "edit"},
 			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: "scorecard"}}},
 	} {
 		if err := c.Client.Create(ctx, o); err != nil {

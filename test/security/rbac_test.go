@@ -6,6 +6,7 @@ package security_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -39,18 +40,29 @@ var operatorRules = map[string]string{
 	"/events":              "create,patch",
 	// Leader election.
 	"coordination.k8s.io/leases": "create,get,update",
-	// Authenticating and authorizing metrics scrapes.
+	// Authenticating and authorizing metrics scrapes; asking whether an App's requester may
+	// do what the App would (the validating webhook).
 	"authentication.k8s.io/tokenreviews":        "create",
 	"authorization.k8s.io/subjectaccessreviews": "create",
+	// In its own namespace only (a Role): the ServiceMonitor and PrometheusRule it applies
+	// where the Prometheus Operator runs, owned by its ClusterServiceVersion.
+	"monitoring.coreos.com/servicemonitors":       "create,get,patch",
+	"monitoring.coreos.com/prometheusrules":       "create,get,patch",
+	"operators.coreos.com/clusterserviceversions": "get",
 }
 
+// readRole reads the rules of every Role and ClusterRole in a file of config/rbac.
 func readRole(t *testing.T, name string) []rbacv1.PolicyRule {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(root, "config", "rbac", name))
 	require.NoError(t, err)
-	var role rbacv1.ClusterRole // a Role has the same shape
-	require.NoError(t, yaml.Unmarshal(raw, &role))
-	return role.Rules
+	var rules []rbacv1.PolicyRule
+	for _, doc := range strings.Split(string(raw), "\n---\n") {
+		var role rbacv1.ClusterRole // a Role has the same shape
+		require.NoError(t, yaml.Unmarshal([]byte(doc), &role))
+		rules = append(rules, role.Rules...)
+	}
+	return rules
 }
 
 func flatten(t *testing.T, rules []rbacv1.PolicyRule) map[string]string {
@@ -66,7 +78,7 @@ func flatten(t *testing.T, rules []rbacv1.PolicyRule) map[string]string {
 	out := map[string]string{}
 	for k, v := range verbs {
 		sort.Strings(v)
-		out[k] = strings.Join(v, ",")
+		out[k] = strings.Join(slices.Compact(v), ",")
 	}
 	return out
 }

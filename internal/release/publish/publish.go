@@ -330,7 +330,7 @@ func readCached(dir string, r release.Release) (*Images, error) {
 	}
 	built, err := image.ReadLayout(filepath.Join(dir, "images"))
 	if err != nil || len(built) != 2 {
-		return nil, fmt.Errorf("the cached images in %s are not whole: %v", dir, err)
+		return nil, fmt.Errorf("the cached images in %s are not whole: %w", dir, err)
 	}
 	return &Images{Release: r, Manager: built[0], Bundle: built[1], PinnedBundle: filepath.Join(dir, "bundle"),
 		Source: image.Source{Dir: dir, Version: r.Version, Revision: src.Revision, Created: src.Created}}, nil
