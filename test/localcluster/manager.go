@@ -13,8 +13,10 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -63,6 +65,19 @@ func (c *Cluster) Managers(ctx context.Context) ([]*Manager, string, error) {
 	return out, csv, nil
 }
 
+// LeaseName is the manager's leader-election Lease, in its own namespace.
+const LeaseName = "app-operator.mycompany.com"
+
+// leaseHolder returns who holds the manager's Lease: the leader's pod name, an underscore and
+// a unique ID, as controller-runtime names it; "" when nobody does.
+func (c *Cluster) leaseHolder(ctx context.Context) (string, error) {
+	l := &coordinationv1.Lease{}
+	if err := c.Client.Get(ctx, client.ObjectKey{Namespace: OperatorsNamespace, Name: LeaseName}, l); err != nil {
+		return "", client.IgnoreNotFound(err)
+	}
+	return ptr.Deref(l.Spec.HolderIdentity, ""), nil
+}
+
 func podReady(p *corev1.Pod) bool {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReady {
@@ -73,8 +88,9 @@ func podReady(p *corev1.Pod) bool {
 }
 
 // WaitForManager waits until the Deployment of a ClusterServiceVersion has rolled out: every
-// replica updated, ready and available, no pod of an older template left. It returns the
-// first ready pod. While it waits it watches for what users would see go wrong, and says it.
+// replica updated, ready and available, no pod of an older template left, and one of them
+// leads. It returns the leader, the replica that reconciles and counts reconciles. While it
+// waits it watches for what users would see go wrong, and says it.
 func (c *Cluster) WaitForManager(ctx context.Context, csv string, timeout time.Duration) (*Manager, error) {
 	var found *Manager
 	var last string
@@ -100,8 +116,18 @@ func (c *Cluster) WaitForManager(ctx context.Context, csv string, timeout time.D
 		if err != nil || len(managers) == 0 {
 			return false, err
 		}
-		found = managers[0]
-		return true, nil
+		holder, err := c.leaseHolder(ctx)
+		if err != nil {
+			return false, err
+		}
+		for _, m := range managers {
+			if strings.HasPrefix(holder, m.Pod.Name+"_") {
+				found = m
+				return true, nil
+			}
+		}
+		last = fmt.Sprintf("the lease %s is held by %q, none of the ready pods", LeaseName, holder)
+		return false, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w (%s)", err, last)
