@@ -6,8 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/debug"
+	"time"
 
 	"github.com/operator-framework/operator-lib/proxy"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -18,6 +21,7 @@ import (
 
 	"github.com/mycompany/app-operator/controllers/desired"
 	"github.com/mycompany/app-operator/internal/operator"
+	appwebhook "github.com/mycompany/app-operator/internal/webhook"
 )
 
 // version and revision are the release and commit the manager was built from, set by the
@@ -27,6 +31,10 @@ var version, revision = "dev", "unknown"
 func main() {
 	o := bindFlags(flag.CommandLine)
 	printVersion := flag.Bool("version", false, "Print the manager's version and commit, and exit.")
+	if err := setFromEnv(flag.CommandLine, os.LookupEnv); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	flag.Parse()
 	if *printVersion {
 		fmt.Printf("app-operator %s (commit %s)\n", version, revision)
@@ -38,6 +46,15 @@ func main() {
 		os.Exit(2)
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.zap)))
+	limit, err := softMemoryLimit(os.Getenv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	if limit > 0 {
+		debug.SetMemoryLimit(limit)
+		ctrl.Log.Info("soft memory limit set from the container's", "bytes", limit)
+	}
 
 	if err := run(*o); err != nil {
 		ctrl.Log.Error(err, "manager stopped")
@@ -61,11 +78,14 @@ func run(o options) error {
 	}
 
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                        operator.Scheme(),
-		Metrics:                       metricsOpts,
-		WebhookServer:                 webhook.NewServer(webhook.Options{Port: o.webhookPort, CertDir: o.webhookCertPath, TLSOpts: tlsOpts}),
+		Scheme:  operator.Scheme(),
+		Metrics: metricsOpts,
+		WebhookServer: &appwebhook.DrainingServer{Drain: o.webhookDrain,
+			Server: webhook.NewServer(webhook.Options{Port: o.webhookPort, CertDir: o.webhookCertPath, TLSOpts: tlsOpts})},
+		// Long enough for the webhook server's drain and the calls in flight after it.
+		GracefulShutdownTimeout:       ptr.To(o.webhookDrain + 15*time.Second),
 		HealthProbeBindAddress:        o.probeAddr,
-		LeaderElection:                o.leaderElect,
+		LeaderElection:                o.leaderElect && o.controllers(),
 		LeaderElectionID:              "app-operator.mycompany.com",
 		LeaderElectionNamespace:       o.leaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
@@ -80,6 +100,8 @@ func run(o options) error {
 	}
 
 	if err := operator.Setup(mgr, operator.Options{
+		Controllers:             o.controllers(),
+		Webhooks:                o.webhooks(),
 		MaxConcurrentReconciles: o.maxConcurrentReconciles,
 		Desired:                 desired.Options{ProxyEnv: proxy.ReadProxyVarsFromEnv()},
 		MigrationInterval:       o.migrationInterval,
@@ -91,11 +113,17 @@ func run(o options) error {
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
 	}
-	if err := mgr.AddReadyzCheck("readyz", mgr.GetWebhookServer().StartedChecker()); err != nil {
+	// Ready once the webhook server serves; a process without it is ready once it runs (a
+	// standby too: it is there to take over).
+	ready := healthz.Ping
+	if o.webhooks() {
+		ready = mgr.GetWebhookServer().StartedChecker()
+	}
+	if err := mgr.AddReadyzCheck("readyz", ready); err != nil {
 		return err
 	}
 
-	ctrl.Log.Info("starting manager", "version", version, "commit", revision)
+	ctrl.Log.Info("starting manager", "version", version, "commit", revision, "serve", o.serve)
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
 

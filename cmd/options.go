@@ -13,12 +13,14 @@ import (
 
 // options are the manager's flags.
 type options struct {
+	serve                   string
 	metricsAddr             string
 	secureMetrics           bool
 	metricsCertPath         string
 	probeAddr               string
 	webhookPort             int
 	webhookCertPath         string
+	webhookDrain            time.Duration
 	enableHTTP2             bool
 	leaderElect             bool
 	leaderElectionNamespace string
@@ -34,16 +36,32 @@ type options struct {
 	zap                     zap.Options
 }
 
+// What a manager process serves. The bundle runs the controllers and the webhooks in two
+// containers of each pod, so that the webhooks go on answering while the controllers' process
+// restarts: a crash or an OOM kill of the leader, which holds the cache and does the work,
+// refuses no App write.
+const (
+	ServeAll         = "all"
+	ServeControllers = "controllers"
+	ServeWebhooks    = "webhooks"
+)
+
+func (o *options) controllers() bool { return o.serve != ServeWebhooks }
+
+func (o *options) webhooks() bool { return o.serve != ServeControllers }
+
 // bindFlags defines the manager's flags on fs, with their defaults, and returns the options
 // they set once fs is parsed.
 func bindFlags(fs *flag.FlagSet) *options {
 	o := &options{}
+	fs.StringVar(&o.serve, "serve", ServeAll, "What this process runs: "+ServeControllers+" (the App controller, the storage migration and the monitoring installer, behind leader election), "+ServeWebhooks+" (the defaulting, validating and conversion webhooks, on every replica) or "+ServeAll+".")
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8443", "Address the metrics endpoint binds to; 0 disables it.")
 	fs.BoolVar(&o.secureMetrics, "metrics-secure", true, "Serve metrics over HTTPS, to authenticated and authorized clients only.")
 	fs.StringVar(&o.metricsCertPath, "metrics-cert-path", "", "Directory holding tls.crt and tls.key for the metrics endpoint; empty means a self-signed certificate.")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address the health and readiness probes bind to.")
 	fs.IntVar(&o.webhookPort, "webhook-port", webhook.DefaultPort, "Port the webhook server listens on.")
 	fs.StringVar(&o.webhookCertPath, "webhook-cert-path", "/tmp/k8s-webhook-server/serving-certs", "Directory holding the webhook server's tls.crt and tls.key.")
+	fs.DurationVar(&o.webhookDrain, "webhook-drain-period", 10*time.Second, "How long the webhook server goes on serving once told to stop, asking the API server to close each connection, so that no call fails; 0 stops at once.")
 	fs.BoolVar(&o.enableHTTP2, "enable-http2", false, "Serve webhooks and metrics over HTTP/2 as well; off because of the HTTP/2 Rapid Reset and Stream Cancellation vulnerabilities.")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader, so that only one manager reconciles at a time.")
 	fs.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader election lease; empty means the manager's own namespace.")
@@ -67,11 +85,19 @@ func bindFlags(fs *flag.FlagSet) *options {
 func (o *options) validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	switch o.serve {
+	case ServeAll, ServeControllers, ServeWebhooks:
+	default:
+		bad("--serve must be %s, %s or %s, got %q", ServeControllers, ServeWebhooks, ServeAll, o.serve)
+	}
 	if o.maxConcurrentReconciles < 1 {
 		bad("--max-concurrent-reconciles must be at least 1, got %d", o.maxConcurrentReconciles)
 	}
 	if o.webhookPort < 1 || o.webhookPort > 65535 {
 		bad("--webhook-port must be between 1 and 65535, got %d", o.webhookPort)
+	}
+	if o.webhookDrain < 0 {
+		bad("--webhook-drain-period must not be negative, got %v", o.webhookDrain)
 	}
 	if o.qps <= 0 {
 		bad("--kube-api-qps must be positive, got %v", o.qps)

@@ -20,14 +20,17 @@ func parse(t *testing.T, args ...string) *options {
 
 func TestTheDefaultsAndTheBundlesFlagsAreValid(t *testing.T) {
 	assert.NoError(t, parse(t).validate())
-	assert.NoError(t, parse(t, "--metrics-bind-address=:8443", "--leader-elect", "--health-probe-bind-address=:8081", "--zap-encoder=json").validate())
+	assert.NoError(t, parse(t, "--serve=controllers", "--metrics-bind-address=:8443", "--leader-elect", "--health-probe-bind-address=:8081", "--zap-encoder=json").validate())
+	assert.NoError(t, parse(t, "--serve=webhooks", "--metrics-bind-address=:8444", "--health-probe-bind-address=:8082", "--zap-encoder=json").validate())
 	assert.NoError(t, parse(t, "--max-concurrent-reconciles=1", "--webhook-port=65535",
 		"--leader-election-lease-duration=4s", "--leader-election-renew-deadline=3s", "--leader-election-retry-period=1s").validate())
 }
 
 func TestABadFlagIsRefusedByName(t *testing.T) {
 	for args, want := range map[string]string{
+		"--serve=everything":                  `--serve must be controllers, webhooks or all, got "everything"`,
 		"--max-concurrent-reconciles=0":       "--max-concurrent-reconciles must be at least 1, got 0",
+		"--webhook-drain-period=-1s":          "--webhook-drain-period must not be negative, got -1s",
 		"--webhook-port=0":                    "--webhook-port must be between 1 and 65535, got 0",
 		"--webhook-port=65536":                "--webhook-port must be between 1 and 65535, got 65536",
 		"--kube-api-qps=0":                    "--kube-api-qps must be positive, got 0",

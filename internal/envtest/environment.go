@@ -108,6 +108,7 @@ func Start() (*Environment, error) {
 		return nil, e.stopAfter(err)
 	}
 	if err := operator.Setup(mgr, operator.Options{
+		Controllers: true, Webhooks: true,
 		MaxConcurrentReconciles: 4, MigrationInterval: 500 * time.Millisecond,
 	}); err != nil {
 		return nil, e.stopAfter(err)

@@ -38,6 +38,10 @@ import (
 
 // Options configure the operator's parts.
 type Options struct {
+	// Controllers runs the App controller, the storage migration and the monitoring installer,
+	// behind leader election; Webhooks serves the defaulting, validating and conversion
+	// webhooks. A process runs either or both.
+	Controllers, Webhooks bool
 	// MaxConcurrentReconciles is the number of Apps reconciled at the same time.
 	MaxConcurrentReconciles int
 	// Desired is passed to the builders of an App's children.
@@ -79,9 +83,26 @@ func CacheOptions(syncPeriod time.Duration) cache.Options {
 	}
 }
 
-// Setup adds the operator's metrics, the App controller and the App webhooks to a manager
-// built with Scheme and CacheOptions.
+// Setup adds the operator's parts that o asks for to a manager built with Scheme and
+// CacheOptions.
 func Setup(mgr ctrl.Manager, o Options) error {
+	if !o.Controllers && !o.Webhooks {
+		return fmt.Errorf("nothing to run: neither the controllers nor the webhooks")
+	}
+	if o.Webhooks {
+		if err := appwebhook.Setup(mgr); err != nil {
+			return fmt.Errorf("setting up the App webhooks: %w", err)
+		}
+	}
+	if !o.Controllers {
+		return nil
+	}
+	return setupControllers(mgr, o)
+}
+
+// setupControllers adds the operator's metrics, the App controller, the storage migration
+// and, in a pod, the monitoring installer.
+func setupControllers(mgr ctrl.Manager, o Options) error {
 	if o.MigrationInterval <= 0 {
 		return fmt.Errorf("the storage migration interval must be positive, got %v", o.MigrationInterval)
 	}
@@ -101,9 +122,6 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	}
 	if err := reconciler.SetupWithManager(mgr, o.MaxConcurrentReconciles); err != nil {
 		return fmt.Errorf("setting up the App controller: %w", err)
-	}
-	if err := appwebhook.Setup(mgr); err != nil {
-		return fmt.Errorf("setting up the App webhooks: %w", err)
 	}
 	migrator := &storagemigration.Migrator{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),

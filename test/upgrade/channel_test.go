@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/mycompany/app-operator/test/localcluster"
 )
 
 // TestUpgradeAlongTheChannel installs the first release with automatic approval, creates a
@@ -21,10 +23,20 @@ func TestUpgradeAlongTheChannel(t *testing.T) {
 	require.NoError(t, err)
 	pod := managers[0].Pod.UID
 
-	for _, v := range versions[1:] {
+	for i, v := range versions[1:] {
 		t.Logf("publishing %s", v)
-		e.publish(t, v)
-		m := e.waitRelease(t, v)
+		var m *localcluster.Manager
+		upgrade := func() {
+			e.publish(t, v)
+			m = e.waitRelease(t, v)
+		}
+		if i < len(versions)-2 {
+			upgrade()
+		} else {
+			// The last upgrade, to the release being prepared, under a client writing and
+			// reading Apps through both served versions.
+			e.probe(t, "upgrade to "+v, upgrade)
+		}
 		require.NotEqual(t, pod, m.Pod.UID, "the upgrade to %s replaced the manager's pod", v)
 		pod = m.Pod.UID
 		e.assertFleetUnchanged(t, before)

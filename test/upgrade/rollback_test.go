@@ -26,10 +26,12 @@ func TestRollbackToThePreviousReleaseAndForward(t *testing.T) {
 
 	before := e.installWithFleet(t, head, 12, fleet{real: 4})
 
-	require.NoError(t, e.Uninstall(ctx))
-	require.NoError(t, e.Subscribe(ctx, localcluster.Subscription{StartingCSV: csvName(previous), Manual: true}))
-	require.NoError(t, e.Approve(ctx, csvName(previous)))
-	e.waitRelease(t, previous)
+	e.probe(t, "rollback to "+previous, func() {
+		require.NoError(t, e.Uninstall(ctx))
+		require.NoError(t, e.Subscribe(ctx, localcluster.Subscription{StartingCSV: csvName(previous), Manual: true}))
+		require.NoError(t, e.Approve(ctx, csvName(previous)))
+		e.waitRelease(t, previous)
+	})
 	e.assertFleetUnchanged(t, before)
 
 	// The older operator keeps reconciling: a change made now reaches the workload.
@@ -54,8 +56,10 @@ func TestRollbackToThePreviousReleaseAndForward(t *testing.T) {
 	require.Equal(t, csvName(previous), running, "the older release keeps running")
 	e.assertFleetUnchanged(t, before)
 
-	require.NoError(t, e.Approve(ctx, csvName(head)))
-	e.waitRelease(t, head)
+	e.probe(t, "forward to "+head, func() {
+		require.NoError(t, e.Approve(ctx, csvName(head)))
+		e.waitRelease(t, head)
+	})
 	e.assertFleetUnchanged(t, before)
 	key := client.ObjectKey{Namespace: localcluster.OperatorsNamespace, Name: csvName(previous)}
 	require.NoError(t, e.Poll(ctx, time.Minute, "OLM to remove "+csvName(previous), func(ctx context.Context) (bool, error) {

@@ -82,7 +82,8 @@ func TestTheInstallStrategyRunsTheReleaseImageWithTheRulesBoundToItsServiceAccou
 	require.Len(t, strategy.DeploymentSpecs, 1)
 	containers := strategy.DeploymentSpecs[0].Spec.Template.Spec.Containers
 	require.Equal(t, "quay.io/mycompany/app-operator:v0.5.0", containers[0].Image, "the manager runs the release's image")
-	require.Equal(t, "sidecar:1.0", containers[1].Image, "other containers keep theirs")
+	require.Equal(t, "quay.io/mycompany/app-operator:v0.5.0", containers[1].Image, "so do its webhooks, from the same image")
+	require.Equal(t, "sidecar:1.0", containers[2].Image, "other containers keep theirs")
 
 	// A RoleBinding grants namespaced permissions; a ClusterRoleBinding cluster permissions.
 	require.Len(t, strategy.Permissions, 1)

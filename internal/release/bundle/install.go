@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -17,11 +18,7 @@ func (b *Bundle) install(in *inputs, o Options) error {
 	strategy := operatorsv1alpha1.StrategyDetailsDeployment{}
 	for _, d := range in.deployments {
 		spec := d.Spec.DeepCopy()
-		for i := range spec.Template.Spec.Containers {
-			if spec.Template.Spec.Containers[i].Name == "manager" {
-				spec.Template.Spec.Containers[i].Image = o.Image
-			}
-		}
+		setManagerImage(spec.Template.Spec.Containers, o.Image)
 		strategy.DeploymentSpecs = append(strategy.DeploymentSpecs,
 			operatorsv1alpha1.StrategyDeploymentSpec{Name: d.Name, Spec: *spec, Label: d.Labels})
 		accounts[spec.Template.Spec.ServiceAccountName] = true
@@ -94,4 +91,21 @@ func bindsAccount(rb *unstructured.Unstructured, accounts map[string]bool) bool 
 		}
 	}
 	return false
+}
+
+// setManagerImage gives the release's image to the container named manager and to every
+// container that runs the same image as it: the manager's controllers and its webhooks run
+// in two containers of one pod.
+func setManagerImage(containers []corev1.Container, image string) {
+	base := ""
+	for _, c := range containers {
+		if c.Name == "manager" {
+			base = c.Image
+		}
+	}
+	for i := range containers {
+		if containers[i].Name == "manager" || (base != "" && containers[i].Image == base) {
+			containers[i].Image = image
+		}
+	}
 }
