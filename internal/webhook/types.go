@@ -39,7 +39,12 @@ type typeChecker struct {
 	Scheme  *runtime.Scheme
 }
 
-// +kubebuilder:webhook:path=/check-types-mycompany-com-v1alpha1-app,mutating=true,failurePolicy=fail,sideEffects=None,groups=mycompany.com,resources=apps,verbs=create;update,versions=v1alpha1,name=app-types.mycompany.com,admissionReviewVersions=v1,matchPolicy=Exact
+// It fails open: it only names the field of a value that the API server would refuse anyway,
+// with a decoder's message, if the check could not be made. So an upgrade that brings it in,
+// whose webhook configuration OLM registers while the older manager, which does not serve it,
+// still answers, refuses no write.
+//
+// +kubebuilder:webhook:path=/check-types-mycompany-com-v1alpha1-app,mutating=true,failurePolicy=ignore,sideEffects=None,groups=mycompany.com,resources=apps,verbs=create;update,versions=v1alpha1,name=app-types.mycompany.com,admissionReviewVersions=v1,matchPolicy=Exact
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,resourceNames=apps.mycompany.com,verbs=get
 
 // typesPath is where the v1alpha1 check is served (see the marker above). Its name sorts
