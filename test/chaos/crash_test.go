@@ -23,7 +23,7 @@ func TestTheOperatorSurvivesCrashes(t *testing.T) {
 	createNamespace(t, c, "crash")
 	start := time.Now()
 
-	// While the manager is down, its webhooks refuse Apps; the creations are retried.
+	// Creations refused while a manager pod is gone, webhooks and all, are retried.
 	var wg sync.WaitGroup
 	wg.Add(1)
 	killed := 0
