@@ -124,8 +124,8 @@ build: ## Build the manager into bin/manager and the scorecard tests into bin/ap
 	go build -o $(LOCALBIN)/app-scorecard ./scorecard
 
 .PHONY: run
-run: manifests generate ## Run the manager from your host against the cluster in your kubeconfig.
-	go run ./cmd --metrics-secure=false --webhook-cert-path=$(CURDIR)/.cache/webhook-certs
+run: manifests generate ## Run the controllers from your host against the cluster in your kubeconfig (make install first); no webhooks.
+	go run ./cmd --serve=controllers --metrics-secure=false
 
 .PHONY: docker-build
 docker-build: ## Build the manager image with a container engine.
@@ -201,9 +201,18 @@ uninstall: manifests kustomize ## Remove the CRD, and with it every App, from th
 	$(KUSTOMIZE) build config/crd | $(KUBECTL) delete --ignore-not-found -f -
 
 .PHONY: deploy
-deploy: manifests kustomize ## Deploy the operator to the cluster in your kubeconfig.
-	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
-	$(KUSTOMIZE) build config/default | $(KUBECTL) apply --server-side -f -
+deploy: manifests kustomize ## Deploy the operator (image IMG) to the cluster in your kubeconfig; needs cert-manager.
+	$(MAKE) --no-print-directory -s -o manifests deploy-manifests | $(KUBECTL) apply --server-side -f -
+
+# The manager's image as config/manager names it: make bundle keeps it at v$(VERSION).
+CONFIG_IMAGE = $(shell awk '$$1 == "newName:" { n = $$2 } $$1 == "newTag:" { t = $$2 } END { print n ":" t }' config/manager/kustomization.yaml)
+
+.PHONY: deploy-manifests
+deploy-manifests: manifests kustomize ## Print what make deploy applies: config/default with the manager's image set to IMG, in an overlay under .cache (the tree stays clean).
+	@rm -rf $(CURDIR)/.cache/deploy && mkdir -p $(CURDIR)/.cache/deploy
+	@printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../../config/default\n' > $(CURDIR)/.cache/deploy/kustomization.yaml
+	@cd $(CURDIR)/.cache/deploy && $(KUSTOMIZE) edit set image $(firstword $(subst :, ,$(CONFIG_IMAGE)))=$(IMG)
+	@$(KUSTOMIZE) build $(CURDIR)/.cache/deploy
 
 .PHONY: undeploy
 undeploy: kustomize ## Remove the operator deployed with make deploy.
@@ -212,7 +221,8 @@ undeploy: kustomize ## Remove the operator deployed with make deploy.
 ##@ OLM bundle and catalog
 
 .PHONY: bundle
-bundle: manifests kustomize ## Generate bundle/ and bundle.Dockerfile for VERSION (CHANNELS, DEFAULT_CHANNEL) from config/manifests.
+bundle: manifests kustomize ## Generate bundle/ and bundle.Dockerfile for VERSION (CHANNELS, DEFAULT_CHANNEL) from config/manifests; set config/manager's image to v$(VERSION).
+	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMAGE_TAG_BASE):v$(VERSION)
 	$(KUSTOMIZE) build config/manifests | go run ./hack/bundle $(BUNDLE_GEN_FLAGS)
 
 .PHONY: catalog

@@ -252,6 +252,11 @@ type AppStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
+	// DesiredReplicas is the number of pods the App aims for: spec.replicas, or the
+	// HorizontalPodAutoscaler's count when spec.autoscaling is set.
+	// +optional
+	DesiredReplicas *int32 `json:"desiredReplicas,omitempty"`
+
 	// Replicas is the number of pods the Deployment targets.
 	// +optional
 	Replicas int32 `json:"replicas,omitempty"`
@@ -296,9 +301,10 @@ type AppStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=".spec.image"
-// +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=".spec.replicas"
+// +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=".status.desiredReplicas"
 // +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=".status.availableReplicas"
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=".status.conditions[?(@.type==\"Available\")].status"
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=".status.conditions[?(@.type==\"Reconciling\")].reason",priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=".metadata.creationTimestamp"
 type App struct {
 	metav1.TypeMeta   `json:",inline"`

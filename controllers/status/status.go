@@ -46,6 +46,7 @@ func Compute(app *appv1.App, obs Observed, now metav1.Time) appv1.AppStatus {
 
 	d := obs.Deployment
 	want := wantedReplicas(app, d)
+	st.DesiredReplicas = &want
 	var rollout rolloutState
 	if d != nil {
 		st.Replicas = d.Status.Replicas
@@ -68,7 +69,7 @@ func Compute(app *appv1.App, obs Observed, now metav1.Time) appv1.AppStatus {
 	set(degraded(obs.Err, rollout))
 	stalled := stalledCondition(obs, rollout)
 	set(stalled)
-	set(reconciling(d, want, obs.Err, rollout, stalled.Status == metav1.ConditionTrue))
+	set(reconciling(d, want, obs.Err, rollout, stalled))
 	return st
 }
 
@@ -167,16 +168,19 @@ func degraded(err error, r rolloutState) metav1.Condition {
 }
 
 // reconciling follows kstatus: True while the App does not match its spec, that is until its
-// rollout is complete with every pod available, unless it is stalled.
-func reconciling(d *appsv1.Deployment, want int32, err error, r rolloutState, stalled bool) metav1.Condition {
+// rollout is complete with every pod available, unless it is stalled. Its reason says where
+// the App stands, or why it does not get there: kubectl's REASON column shows it.
+func reconciling(d *appsv1.Deployment, want int32, err error, r rolloutState, stalled metav1.Condition) metav1.Condition {
 	c := metav1.Condition{Type: appv1.ConditionReconciling, Status: metav1.ConditionTrue}
 	switch {
-	case stalled:
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, appv1.ReasonReconcileError, "stalled: see the Stalled condition"
+	case stalled.Status == metav1.ConditionTrue:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, stalled.Reason, "stalled: "+stalled.Message
 	case err != nil:
 		c.Reason, c.Message = appv1.ReasonReconcileError, "retrying: "+err.Error()
 	case d == nil:
 		c.Reason, c.Message = appv1.ReasonDeploymentPending, "creating the Deployment"
+	case r.replicaFailure != nil:
+		c.Reason, c.Message = appv1.ReasonReplicaFailure, "retrying: "+r.replicaFailure.Message
 	case r.complete && d.Status.AvailableReplicas >= want:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, appv1.ReasonReconciled, "the App matches its spec"
 	default:

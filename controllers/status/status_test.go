@@ -64,10 +64,10 @@ func TestCompute(t *testing.T) {
 			want{appv1.ReasonReplicasAvailable, appv1.ReasonRolloutComplete, appv1.ReasonAsExpected, "web:2", 3, "False Reconciled", "False AsExpected"}},
 		{"progress deadline exceeded", app(2), status.Observed{Deployment: deployment("web:2", 3, 1, 2,
 			appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"})},
-			want{appv1.ReasonReplicasAvailable, appv1.ReasonProgressDeadlineExceeded, appv1.ReasonProgressDeadlineExceeded, "", 3, "False ReconcileError", "True ProgressDeadlineExceeded"}},
+			want{appv1.ReasonReplicasAvailable, appv1.ReasonProgressDeadlineExceeded, appv1.ReasonProgressDeadlineExceeded, "", 3, "False ProgressDeadlineExceeded", "True ProgressDeadlineExceeded"}},
 		{"replica failure", app(2), status.Observed{Deployment: deployment("web:2", 0, 0, 0,
 			appsv1.DeploymentCondition{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Message: "exceeded quota"})},
-			want{appv1.ReasonReplicasUnavailable, appv1.ReasonRollingOut, appv1.ReasonReplicaFailure, "", 3, "True RollingOut", "False AsExpected"}},
+			want{appv1.ReasonReplicasUnavailable, appv1.ReasonRollingOut, appv1.ReasonReplicaFailure, "", 3, "True ReplicaFailure", "False AsExpected"}},
 		{"reconcile failed: the generation is not observed", app(2), status.Observed{Deployment: deployment("web:2", 2, 2, 2), Err: errors.New("boom")},
 			want{appv1.ReasonReplicasAvailable, appv1.ReasonRolloutComplete, appv1.ReasonReconcileError, "web:2", 1, "True ReconcileError", "False AsExpected"}},
 		{"reconcile blocked: the generation is observed, and the App stalled", app(2), status.Observed{Deployment: deployment("web:2", 2, 2, 2), Err: errors.New("Service shop/web already exists"), Blocked: true},
@@ -133,4 +133,36 @@ func TestAutoscaledAppsAimForTheAutoscalersCount(t *testing.T) {
 	st := status.Compute(a, status.Observed{Deployment: d}, t0)
 	require.True(t, meta.IsStatusConditionTrue(st.Conditions, appv1.ConditionAvailable))
 	require.Equal(t, "5 of 5 pods available", meta.FindStatusCondition(st.Conditions, appv1.ConditionAvailable).Message)
+	require.Equal(t, ptr.To(int32(5)), st.DesiredReplicas, "the autoscaler's count, which kubectl shows as DESIRED")
+}
+
+func TestDesiredReplicasFollowWhoeverOwnsTheCount(t *testing.T) {
+	autoscaled := func(minReplicas *int32) *appv1.App {
+		a := app(1)
+		a.Spec.Autoscaling = &appv1.AutoscalingSpec{MinReplicas: minReplicas, MaxReplicas: 10}
+		return a
+	}
+	scaledTo := func(n int32) *appsv1.Deployment {
+		d := deployment("web:2", n, n, n)
+		d.Spec.Replicas = ptr.To(n)
+		return d
+	}
+	cases := []struct {
+		name string
+		app  *appv1.App
+		obs  status.Observed
+		want int32
+	}{
+		{"the App's spec", app(3), status.Observed{Deployment: scaledTo(3)}, 3},
+		{"the App's spec, scaled to zero", app(0), status.Observed{Deployment: scaledTo(0)}, 0},
+		{"the App's spec, before the Deployment exists", app(4), status.Observed{}, 4},
+		{"the autoscaler, once it scaled the Deployment", autoscaled(ptr.To(int32(2))), status.Observed{Deployment: scaledTo(7)}, 7},
+		{"the autoscaler's minimum, before the Deployment exists", autoscaled(ptr.To(int32(2))), status.Observed{}, 2},
+		{"the default, for an autoscaled App with no minimum", autoscaled(nil), status.Observed{}, appv1.DefaultReplicas},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, ptr.To(tc.want), status.Compute(tc.app, tc.obs, t0).DesiredReplicas)
+		})
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,11 +82,18 @@ func TestTheSampleAppBecomesAvailable(t *testing.T) {
 		require.Contains(c, string(body), "Hello from "+app.Name+"-", "a pod of the App answers through its Service")
 	}, "the App's Service to answer")
 
-	out, err := kubectl(t, "get", "apps", "-n", key.Namespace)
-	require.NoError(t, err, out)
-	for _, column := range []string{"IMAGE", "DESIRED", "AVAILABLE", "READY", "AGE", app.Spec.Image} {
-		require.Contains(t, out, column)
-	}
+	// kubectl's columns, by the App's full resource name, which no other project's short
+	// names shadow.
+	eventually(t, 30*time.Second, func(c *assert.CollectT) {
+		out, err := kubectl(t, "get", "apps.mycompany.com", "-n", key.Namespace, "-o", "wide")
+		require.NoError(c, err, out)
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		require.Len(c, lines, 2, out)
+		header, row := strings.Fields(lines[0]), strings.Fields(lines[1])
+		require.Equal(c, []string{"NAME", "IMAGE", "DESIRED", "AVAILABLE", "READY", "REASON", "AGE"}, header)
+		replicas := fmt.Sprint(*app.Spec.Replicas)
+		require.Equal(c, []string{app.Name, app.Spec.Image, replicas, replicas, "True", "Reconciled"}, row[:len(row)-1], out)
+	}, "kubectl get apps -o wide to show the App rolled out")
 }
 
 func TestKubectlScaleScalesTheApp(t *testing.T) {

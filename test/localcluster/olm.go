@@ -21,6 +21,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appv1 "github.com/mycompany/app-operator/api/v1"
+	appv1alpha1 "github.com/mycompany/app-operator/api/v1alpha1"
 )
 
 // Namespaces and names the harness gives OLM's objects.
@@ -246,6 +249,27 @@ func (c *Cluster) WaitForConversionWebhook(ctx context.Context) error {
 			return false, nil
 		}
 		return time.Since(since) >= 3*time.Second, nil
+	})
+}
+
+// WaitForWebhooks waits until every webhook of the App API answers from the serving
+// certificate its configuration trusts: a server-side dry run of an App's creation, through
+// v1 (defaulting and validation) and through v1alpha1 (conversion too), passes three times in
+// a row. OLM injects a new CA into each webhook configuration on its own schedule, so a
+// release's manager can be ready while the API server still trusts the previous CA.
+func (c *Cluster) WaitForWebhooks(ctx context.Context) error {
+	passes := 0
+	return c.PollEvery(ctx, time.Second, 2*time.Minute, "the App API's webhooks to answer", func(ctx context.Context) (bool, error) {
+		v1 := &appv1.App{ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, Name: "webhook-check"},
+			Spec: appv1.AppSpec{Image: "registry.example.com/check/web:1.0"}}
+		v1alpha1 := &appv1alpha1.App{ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, Name: "webhook-check"},
+			Spec: appv1alpha1.AppSpec{Image: "registry.example.com/check/web:1.0"}}
+		if err := errors.Join(c.Client.Create(ctx, v1, client.DryRunAll), c.Client.Create(ctx, v1alpha1, client.DryRunAll)); err != nil {
+			passes = 0
+			return false, err // polled again, and reported if it lasts
+		}
+		passes++
+		return passes == 3, nil
 	})
 }
 

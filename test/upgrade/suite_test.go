@@ -83,7 +83,8 @@ func (e *env) publish(t *testing.T, version string) {
 
 // waitRelease waits until a release is installed and settled: its ClusterServiceVersion
 // Succeeded, its manager's pods rolled out and ready on the node, OLM's webhook settings in
-// the CRD, and the CRD's stored versions what the plan says. It returns the manager.
+// the CRD, every webhook answering, and the CRD's stored versions what the plan says. It
+// returns the manager.
 func (e *env) waitRelease(t *testing.T, version string) *localcluster.Manager {
 	t.Helper()
 	ctx := context.Background()
@@ -94,6 +95,7 @@ func (e *env) waitRelease(t *testing.T, version string) *localcluster.Manager {
 	m, err := e.WaitForManager(ctx, csvName(version), 5*time.Minute)
 	require.NoError(t, err)
 	require.NoError(t, e.WaitForConversionWebhook(ctx))
+	require.NoError(t, e.WaitForWebhooks(ctx))
 	want := storedVersions(version)
 	require.NoError(t, e.Poll(ctx, 2*time.Minute, fmt.Sprintf("storedVersions %v", want), func(ctx context.Context) (bool, error) {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
