@@ -44,6 +44,7 @@ KUSTOMIZE ?= $(LOCALBIN)/kustomize
 KUBECTL ?= $(LOCALBIN)/kubectl
 OPM ?= $(LOCALBIN)/opm
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint
+ACTIONLINT ?= $(LOCALBIN)/actionlint
 
 # The tests of the local cluster, the end-to-end suites and the benchmark are a module of their
 # own (test/go.mod), so that what only they need stays out of the manager's module.
@@ -60,6 +61,10 @@ help: ## Show this help.
 	@awk 'BEGIN {FS = ":.*##"; printf "\nUsage:\n  make \033[36m<target>\033[0m\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } ' $(MAKEFILE_LIST)
 
 ##@ Development
+
+.PHONY: version
+version: ## Print VERSION: the newest release in catalog/releases.yaml.
+	@echo $(VERSION)
 
 .PHONY: manifests
 manifests: controller-gen ## Generate the CRD, RBAC role and webhook configurations from the code's markers; copy the monitoring objects to config/prometheus.
@@ -84,9 +89,10 @@ vet: ## Run go vet on both modules.
 	cd $(TEST_MODULE) && go vet ./...
 
 .PHONY: lint
-lint: golangci-lint ## Run golangci-lint (.golangci.yml) on both modules.
+lint: golangci-lint $(ACTIONLINT) ## Run golangci-lint (.golangci.yml) on both modules, and actionlint on .github/workflows.
 	$(GOLANGCI_LINT) run ./...
 	cd $(TEST_MODULE) && $(GOLANGCI_LINT) run --config ../.golangci.yml ./...
+	$(ACTIONLINT)
 
 .PHONY: lint-fix
 lint-fix: golangci-lint ## Run golangci-lint and let it fix what it can.
@@ -292,6 +298,7 @@ $(eval $(call tool,opm,olm,github.com/operator-framework/operator-registry/cmd/o
 $(eval $(call tool,grpc_health_probe,olm,github.com/grpc-ecosystem/grpc-health-probe))
 $(eval $(call tool,promtool,prom,github.com/prometheus/prometheus/cmd/promtool))
 $(eval $(call tool,golangci-lint,lint,github.com/golangci/golangci-lint/v2/cmd/golangci-lint))
+$(eval $(call tool,actionlint,workflows,github.com/rhysd/actionlint/cmd/actionlint))
 
 .PHONY: controller-gen kustomize opm golangci-lint
 controller-gen: $(CONTROLLER_GEN) ## Build controller-gen into bin/.
@@ -303,7 +310,7 @@ ENVTEST_TOOLS := $(addprefix $(LOCALBIN)/,kube-apiserver etcd kubectl)
 NODE_TOOLS := $(addprefix $(LOCALBIN)/,kubelet kube-proxy coredns cp)
 CLUSTER_TOOLS := $(ENVTEST_TOOLS) $(addprefix $(LOCALBIN)/,kube-controller-manager kube-scheduler kwok kwokctl) $(NODE_TOOLS)
 OLM_TOOLS := $(addprefix $(LOCALBIN)/,olm catalog cpb copy-content opm grpc_health_probe)
-ALL_TOOLS := $(CONTROLLER_GEN) $(KUSTOMIZE) $(CLUSTER_TOOLS) $(OLM_TOOLS) $(LOCALBIN)/promtool $(GOLANGCI_LINT) $(LOCALBIN)/pause
+ALL_TOOLS := $(CONTROLLER_GEN) $(KUSTOMIZE) $(CLUSTER_TOOLS) $(OLM_TOOLS) $(LOCALBIN)/promtool $(GOLANGCI_LINT) $(ACTIONLINT) $(LOCALBIN)/pause
 
 # The sandbox of every pod on the local cluster's node: the project's own, as nothing is pulled
 # from public registries.

@@ -3,9 +3,13 @@ package image
 import (
 	"archive/tar"
 	"context"
+	"encoding/base64"
 	"errors"
 	"io"
+	"log"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +17,7 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
@@ -245,4 +250,31 @@ func TestAPushToARegistryThatCannotBeReachedNamesIt(t *testing.T) {
 	require.NoError(t, err)
 	err = Push(context.Background(), []Built{{Repo: addr + "/mycompany/app-operator-bundle", Tag: "v0.5.0", Index: idx}})
 	require.ErrorContains(t, err, "pushing "+addr+"/mycompany/app-operator-bundle:v0.5.0 to registry "+addr+":")
+}
+
+func TestAPushAuthenticatesAsDockerLoginDoes(t *testing.T) {
+	const user, password = "publisher", "s3cret"
+	reg := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); !ok || u != user || p != password {
+			w.Header().Set("WWW-Authenticate", `Basic realm="registry"`)
+			http.Error(w, "who are you?", http.StatusUnauthorized)
+			return
+		}
+		reg.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	idx, err := Builder{Platforms: Platforms}.Bundle(bundleDir(t, "quay.io/mycompany/app-operator:v0.5.0"), when)
+	require.NoError(t, err)
+	images := []Built{{Repo: host + "/mycompany/app-operator-bundle", Tag: "v0.5.0", Index: idx}}
+
+	dockerConfig := t.TempDir()
+	t.Setenv("DOCKER_CONFIG", dockerConfig)
+	require.ErrorContains(t, Push(context.Background(), images), "401", "no credentials: refused")
+
+	auth := base64.StdEncoding.EncodeToString([]byte(user + ":" + password))
+	config := `{"auths": {"` + host + `": {"auth": "` + auth + `"}}}`
+	require.NoError(t, os.WriteFile(filepath.Join(dockerConfig, "config.json"), []byte(config), 0o600))
+	require.NoError(t, Push(context.Background(), images), "the credentials docker login wrote")
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -101,14 +102,16 @@ func ReadLayout(dir string) ([]Built, error) {
 }
 
 // Push pushes each image to its repository under its tag, which also makes it addressable by
-// digest. A registry that cannot be reached fails naming it.
+// digest. It authenticates as docker login and the container tools do (~/.docker/config.json,
+// $DOCKER_CONFIG, credential helpers), and anonymously to a registry they hold nothing for. A
+// registry that cannot be reached fails naming it.
 func Push(ctx context.Context, images []Built) error {
 	for _, img := range images {
 		ref, err := name.NewTag(img.Ref())
 		if err != nil {
 			return fmt.Errorf("image %s: %w", img.Ref(), err)
 		}
-		if err := remote.WriteIndex(ref, img.Index, remote.WithContext(ctx)); err != nil {
+		if err := remote.WriteIndex(ref, img.Index, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
 			return fmt.Errorf("pushing %s to registry %s: %w", img.Ref(), ref.Context().RegistryStr(), err)
 		}
 	}
