@@ -113,7 +113,7 @@ test: verify lint test-unit test-e2e ## Run every check and test: generated file
 .PHONY: test-unit
 test-unit: tools-envtest $(LOCALBIN)/promtool ## Run unit tests, envtest integration tests (a real kube-apiserver and etcd), bundle, security and alert tests.
 	go test $(GO_TEST_FLAGS) ./...
-	cd $(TEST_MODULE) && go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v -e /e2e -e /upgrade -e /chaos)
+	cd $(TEST_MODULE) && go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v -e /e2e -e /upgrade -e /gitops -e /chaos)
 
 FUZZTIME ?= 5m
 .PHONY: fuzz
@@ -175,8 +175,8 @@ localcluster:
 	cd $(TEST_MODULE) && go build -o $(LOCALBIN)/localcluster ./cmd/localcluster
 
 .PHONY: test-e2e
-test-e2e: tools build localcluster node-packages ## Run the end-to-end suites with the real OLM: install from catalog/ (test/e2e) and the release train (test/upgrade).
-	cd $(TEST_MODULE) && go test $(GO_TEST_FLAGS) -p 1 -timeout 40m -v ./e2e/... ./upgrade/...
+test-e2e: tools build localcluster node-packages ## Run the end-to-end suites with the real OLM: install from catalog/ (test/e2e), the release train (test/upgrade), config/gitops (test/gitops).
+	cd $(TEST_MODULE) && go test $(GO_TEST_FLAGS) -p 1 -timeout 40m -v ./e2e/... ./upgrade/... ./gitops/...
 
 ##@ Faults
 
@@ -227,8 +227,9 @@ undeploy: kustomize ## Remove the operator deployed with make deploy.
 ##@ OLM bundle and catalog
 
 .PHONY: bundle
-bundle: manifests kustomize ## Generate bundle/ and bundle.Dockerfile for VERSION (CHANNELS, DEFAULT_CHANNEL) from config/manifests; set config/manager's image to v$(VERSION).
+bundle: manifests kustomize ## Generate bundle/ and bundle.Dockerfile for VERSION (CHANNELS, DEFAULT_CHANNEL) from config/manifests; set the images of config/manager and config/gitops to v$(VERSION).
 	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMAGE_TAG_BASE):v$(VERSION)
+	cd config/gitops/operator && $(KUSTOMIZE) edit set image quay.io/mycompany/app-operator-catalog=$(IMAGE_TAG_BASE)-catalog:v$(VERSION)
 	$(KUSTOMIZE) build config/manifests | go run ./hack/bundle $(BUNDLE_GEN_FLAGS)
 
 .PHONY: catalog

@@ -44,17 +44,7 @@ func newCluster(t *testing.T, managerArgs ...string) *localcluster.Cluster {
 	ctx := context.Background()
 	rel, err := localcluster.BuildReleases(ctx, root)
 	require.NoError(t, err)
-	dir := filepath.Join(root, ".cache", "chaos", t.Name()+"-"+time.Now().Format("150405"))
-	c, err := localcluster.StartWithOLM(ctx, localcluster.Options{Name: "app-chaos", Dir: dir, Bin: filepath.Join(root, "bin")}, root)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		require.NoError(t, c.Stop())
-		if t.Failed() {
-			t.Logf("logs of every component are kept in %s", dir)
-		} else {
-			os.RemoveAll(dir)
-		}
-	})
+	c := localcluster.StartForTest(t, "chaos")
 	head := rel.Head()
 	require.NoError(t, c.PublishCatalog(ctx, rel, head.Version))
 	require.NoError(t, c.Subscribe(ctx, localcluster.Subscription{}))

@@ -9,8 +9,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -34,23 +32,9 @@ type env struct {
 // newEnv starts a fresh cluster with OLM for one test; its logs are kept if the test fails.
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	ctx := context.Background()
-	rel, err := localcluster.BuildReleases(ctx, root)
+	rel, err := localcluster.BuildReleases(context.Background(), root)
 	require.NoError(t, err)
-	dir := filepath.Join(root, ".cache", "upgrade", strings.ReplaceAll(t.Name(), "/", "-")+"-"+time.Now().Format("150405"))
-	start := time.Now()
-	c, err := localcluster.StartWithOLM(ctx, localcluster.Options{Name: "app-upgrade", Dir: dir, Bin: filepath.Join(root, "bin")}, root)
-	require.NoError(t, err)
-	t.Logf("started the cluster and OLM in %.1fs", time.Since(start).Seconds())
-	t.Cleanup(func() {
-		require.NoError(t, c.Stop())
-		if t.Failed() {
-			t.Logf("logs of every component are kept in %s", dir)
-		} else {
-			os.RemoveAll(dir)
-		}
-	})
-	return &env{Cluster: c, rel: rel}
+	return &env{Cluster: localcluster.StartForTest(t, "upgrade"), rel: rel}
 }
 
 // releases are the versions of the release train, oldest first: every cut release and the one
