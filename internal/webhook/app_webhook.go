@@ -31,7 +31,8 @@ var (
 	_ admission.Validator[*appv1.App] = AppWebhook{}
 )
 
-// Setup registers the defaulting, validating and conversion webhooks of App with a manager.
+// Setup registers the defaulting, validating and conversion webhooks of App, and the guard
+// of its scale subresource, with a manager.
 func Setup(mgr ctrl.Manager) error {
 	defaulting := admission.WithDefaulter(mgr.GetScheme(), AppWebhook{})
 	defaulting.Handler = quantityChecker{next: typeChecker{next: defaulting.Handler, Reader: mgr.GetAPIReader()}}
@@ -39,6 +40,7 @@ func Setup(mgr ctrl.Manager) error {
 	mgr.GetWebhookServer().Register(mutatePath, defaulting)
 	types := &admission.Webhook{Handler: typeChecker{Reader: mgr.GetAPIReader(), Decoder: admission.NewDecoder(mgr.GetScheme()), Scheme: mgr.GetScheme()}, RecoverPanic: ptr.To(true)}
 	mgr.GetWebhookServer().Register(typesPath, types)
+	mgr.GetWebhookServer().Register(scalePath, &admission.Webhook{Handler: scaleGuard{Reader: mgr.GetAPIReader()}, RecoverPanic: ptr.To(true)})
 	return ctrl.NewWebhookManagedBy(mgr, &appv1.App{}).
 		WithValidator(AppWebhook{Client: mgr.GetClient()}).
 		Complete()
