@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds one pinned tool from its module under hack/tools into bin/, and shows progress while
-# it builds: a cold build of the control plane takes minutes.
+# it builds: a cold build of the control plane takes minutes. Progress goes to stderr, so that
+# a target whose output is piped (make deploy-manifests) stays clean when it builds a tool first.
 #
 #   hack/tools/build.sh <module> <package> [<output name>]
 #
@@ -33,7 +34,7 @@ prom)
 esac
 
 start=$(date +%s)
-echo ">> building $out ($module tools module)"
+echo ">> building $out ($module tools module)" >&2
 (cd "$dir" && GONOSUMDB=github.com/operator-framework/operator-lifecycle-manager \
 	go build -trimpath -tags "$tags" -ldflags "$ldflags" -o "$root/bin/$out.tmp" "$pkg") &
 pid=$!
@@ -42,8 +43,8 @@ while kill -0 "$pid" 2>/dev/null; do
 		sleep 1
 		kill -0 "$pid" 2>/dev/null || break
 	done
-	kill -0 "$pid" 2>/dev/null && echo "   ... still building $out, $(( $(date +%s) - start ))s so far"
+	kill -0 "$pid" 2>/dev/null && echo "   ... still building $out, $(( $(date +%s) - start ))s so far" >&2
 done
 wait "$pid"
 mv "$root/bin/$out.tmp" "$root/bin/$out"
-echo "   built bin/$out in $(( $(date +%s) - start ))s"
+echo "   built bin/$out in $(( $(date +%s) - start ))s" >&2
