@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	appv1 "github.com/mycompany/app-operator/api/v1"
+	"github.com/mycompany/app-operator/internal/release/bundle"
 	"github.com/mycompany/app-operator/test/localcluster"
 )
 
@@ -104,12 +105,8 @@ func build(t *testing.T, folder string) []*unstructured.Unstructured {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	require.NoError(t, err, stderr.String())
-	var objs []*unstructured.Unstructured
-	for _, doc := range bytes.Split(out, []byte("\n---\n")) {
-		u := &unstructured.Unstructured{}
-		require.NoError(t, yaml.Unmarshal(doc, &u.Object))
-		objs = append(objs, u)
-	}
+	objs, err := bundle.Decode(bytes.NewReader(out))
+	require.NoError(t, err)
 	return objs
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +23,7 @@ import (
 
 	appv1 "github.com/mycompany/app-operator/api/v1"
 	appv1alpha1 "github.com/mycompany/app-operator/api/v1alpha1"
+	"github.com/mycompany/app-operator/internal/release/bundle"
 )
 
 // Namespaces and names the harness gives OLM's objects.
@@ -104,16 +104,12 @@ func olmManifest(path string) ([]*unstructured.Unstructured, error) {
 		return nil, err
 	}
 	defer f.Close()
+	all, err := bundle.Decode(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	var objs []*unstructured.Unstructured
-	d := utilyaml.NewYAMLOrJSONDecoder(f, 4096)
-	for {
-		u := &unstructured.Unstructured{}
-		if err := d.Decode(&u.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return objs, nil
-			}
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
+	for _, u := range all {
 		switch u.GetKind() {
 		case "", "CatalogSource", "ClusterServiceVersion":
 			continue
@@ -124,6 +120,7 @@ func olmManifest(path string) ([]*unstructured.Unstructured, error) {
 		}
 		objs = append(objs, u)
 	}
+	return objs, nil
 }
 
 // useLocalOLMImage points a Deployment of OLM's manifest at the local cluster's OLM image, as

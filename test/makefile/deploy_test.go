@@ -7,9 +7,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
-	"sigs.k8s.io/yaml"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/mycompany/app-operator/internal/release"
+	"github.com/mycompany/app-operator/internal/release/bundle"
 )
 
 // TestMakeDeployRunsTheImageItIsGivenAndLeavesTheTreeClean renders what make deploy applies,
@@ -39,13 +40,15 @@ func managerImages(t *testing.T, root string, vars ...string) []string {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	require.NoError(t, err, stderr.String())
+	objs, err := bundle.Decode(bytes.NewReader(out))
+	require.NoError(t, err)
 	var images []string
-	for _, doc := range bytes.Split(out, []byte("\n---\n")) {
-		var d appsv1.Deployment
-		require.NoError(t, yaml.Unmarshal(doc, &d))
-		if d.Kind != "Deployment" {
+	for _, u := range objs {
+		if u.GetKind() != "Deployment" {
 			continue
 		}
+		var d appsv1.Deployment
+		require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &d))
 		for _, c := range d.Spec.Template.Spec.Containers {
 			images = append(images, c.Image)
 		}

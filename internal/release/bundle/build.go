@@ -46,7 +46,9 @@ type inputs struct {
 	serviceAccount map[string]bool
 }
 
-func decode(in io.Reader) ([]*unstructured.Unstructured, error) {
+// Decode reads a stream of YAML or JSON documents (kustomize's output, a release manifest)
+// into objects, skipping empty documents.
+func Decode(in io.Reader) ([]*unstructured.Unstructured, error) {
 	var objs []*unstructured.Unstructured
 	d := utilyaml.NewYAMLOrJSONDecoder(in, 4096)
 	for {
@@ -125,7 +127,7 @@ func Generate(manifests io.Reader, o Options) (*Bundle, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	objs, err := decode(manifests)
+	objs, err := Decode(manifests)
 	if err != nil {
 		return nil, err
 	}
