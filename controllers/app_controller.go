@@ -43,6 +43,8 @@ const ControllerName = "app"
 type AppReconciler struct {
 	// Client reads Apps and children from the manager's cache and writes to the API server.
 	Client client.Client
+	// Reader reads past the cache: the ReplicaSets of a Deployment to roll back.
+	Reader client.Reader
 	// Applier applies and removes children.
 	Applier *apply.Applier
 	// Recorder emits Events about the App.
@@ -101,7 +103,16 @@ func (r *AppReconciler) reconcile(ctx context.Context, req ctrl.Request) (time.D
 		return 0, nil
 	}
 
-	observed, awaiting := r.applyChildren(ctx, app, desired.For(app, r.Options))
+	objs := desired.For(app, r.Options)
+	specTemplate := desired.TemplateHash(&objs.Deployment.Spec.Template)
+	var observed status.Observed
+	awaiting := false
+	if err := r.holdRollback(ctx, app, objs.Deployment, specTemplate); err != nil {
+		observed.Err, observed.Blocked = err, blocked(err)
+	} else {
+		observed, awaiting = r.applyChildren(ctx, app, objs)
+	}
+	observed.SpecTemplate = specTemplate
 	if awaiting && observed.Err == nil {
 		// The cache does not show a child's last write yet: report on the App once it does.
 		return cachesync.MaxWait, nil
@@ -118,6 +129,9 @@ func (r *AppReconciler) applyChildren(ctx context.Context, app *appv1.App, objs 
 	var changes []string
 	reason := ""
 	defer func() {
+		if len(observed.Healed) > 0 {
+			reason = ReasonHealed
+		}
 		if len(changes) > 0 {
 			log.FromContext(ctx).Info("applied the App's children", "changes", changes)
 			r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, reason, "Apply", "%s", strings.Join(changes, "; "))
@@ -140,7 +154,12 @@ func (r *AppReconciler) applyChildren(ctx context.Context, app *appv1.App, objs 
 		awaiting = awaiting || result == apply.Awaiting
 		if result != apply.Unchanged && result != apply.Awaiting {
 			gvk, _ := apiutil.GVKForObject(child.Object, r.Client.Scheme())
-			changes = append(changes, fmt.Sprintf("%s %s %s", result, gvk.Kind, child.Object.GetName()))
+			change := fmt.Sprintf("%s %s %s", result, gvk.Kind, child.Object.GetName())
+			if heal := healing(app, result, gvk.Kind, child.Object.GetName()); heal != "" {
+				change = heal
+				observed.Healed = append(observed.Healed, heal)
+			}
+			changes = append(changes, change)
 			if reason == "" {
 				reason = string(result)
 			}
@@ -161,12 +180,14 @@ func (r *AppReconciler) writeStatus(ctx context.Context, app *appv1.App, observe
 	if equality.Semantic.DeepEqual(next, app.Status) {
 		return nil
 	}
+	before := app.Status.Rollout
 	patch := client.MergeFrom(app.DeepCopy())
 	app.Status = next
 	if err := r.Client.Status().Patch(ctx, app, patch); err != nil {
 		return fmt.Errorf("writing status: %w", err)
 	}
 	r.Writes.Wrote(client.ObjectKeyFromObject(app), appID(client.ObjectKeyFromObject(app)), app)
+	r.reportRollback(app, before)
 	return nil
 }
 

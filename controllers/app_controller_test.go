@@ -2,12 +2,14 @@ package controllers_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -18,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appv1 "github.com/mycompany/app-operator/api/v1"
+	"github.com/mycompany/app-operator/controllers"
 	"github.com/mycompany/app-operator/controllers/desired"
 	"github.com/mycompany/app-operator/internal/envtest"
 )
@@ -144,15 +147,37 @@ func TestDriftOnChildrenIsReverted(t *testing.T) {
 		c.Equal("registry.example.com/web:1.0", d.Spec.Template.Spec.Containers[0].Image)
 		get(c, app, &svc)
 		c.Equal(int32(80), svc.Spec.Ports[0].Port)
+		// The App and its Events report what was healed.
+		get(c, app, app)
+		c.NotNil(app.Status.Healed)
+		c.Contains(strings.Join(eventMessages(t, app, controllers.ReasonHealed), "\n"), "reverted a change to Deployment web")
 	})
+	healed := app.Status.Healed.Count
+	require.Positive(t, healed)
 
-	// A deleted child comes back.
+	// A deleted child comes back, and the App and an Event say so.
 	require.NoError(t, env.Client.Delete(ctx, &svc))
 	envtest.Eventually(t, func(c *require.Assertions) {
 		var again corev1.Service
 		get(c, app, &again)
 		c.NotEqual(svc.UID, again.UID)
+		get(c, app, app)
+		c.Equal(&appv1.Healed{Count: healed + 1, Last: "recreated Service web, which was missing", Time: app.Status.Healed.Time}, app.Status.Healed)
+		c.Contains(eventMessages(t, app, controllers.ReasonHealed), "recreated Service web, which was missing")
 	})
+}
+
+// eventMessages lists the messages of the App's Events of a reason.
+func eventMessages(t *testing.T, app *appv1.App, reason string) []string {
+	events := &eventsv1.EventList{}
+	require.NoError(t, env.Client.List(context.Background(), events, client.InNamespace(app.Namespace)))
+	var out []string
+	for _, e := range events.Items {
+		if e.Regarding.Name == app.Name && e.Reason == reason {
+			out = append(out, e.Note)
+		}
+	}
+	return out
 }
 
 func TestStatusFollowsTheDeployment(t *testing.T) {

@@ -24,8 +24,9 @@ func errorReason(err error) string {
 
 // blocked reports whether an error of applying the App's children needs a change, of the App or
 // of what stands in its way, to go: an object of a child's name the App does not control, or a
-// spec the API server refuses.
+// spec the API server refuses, or a rollback with nothing left to restore.
 func blocked(err error) bool {
 	var notOwned *apply.NotOwnedError
-	return errors.As(err, &notOwned) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err)
+	var noTarget *NoRollbackTargetError
+	return errors.As(err, &notOwned) || errors.As(err, &noTarget) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err)
 }

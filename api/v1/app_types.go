@@ -229,10 +229,23 @@ type RolloutSpec struct {
 	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
 
 	// ProgressDeadlineSeconds is how long a rollout may make no progress before the App is
-	// reported Degraded.
+	// reported Degraded and, unless AutoRollback is false, rolled back.
 	// +kubebuilder:validation:Minimum=1
 	// +optional
 	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
+
+	// AutoRollback restores the last pod template whose rollout completed with every pod
+	// available, when a new template makes no progress within ProgressDeadlineSeconds. The
+	// failed template is not tried again until the App's pod template changes. False leaves a
+	// failed rollout as it stands, for a person to act on. Unset means true.
+	// +optional
+	AutoRollback *bool `json:"autoRollback,omitempty"`
+}
+
+// AutoRollbackEnabled reports whether a failed rollout of the App is rolled back: unless
+// spec.rollout.autoRollback is false.
+func (s *AppSpec) AutoRollbackEnabled() bool {
+	return s.Rollout == nil || s.Rollout.AutoRollback == nil || *s.Rollout.AutoRollback
 }
 
 // SecurityContext holds the pod-level and container-level security settings.
@@ -286,11 +299,62 @@ type AppStatus struct {
 	// +optional
 	ServiceName string `json:"serviceName,omitempty"`
 
+	// Healed counts the changes to the App's children that the operator undid: a child
+	// deleted, or edited by someone else, brought back to what the App asks for.
+	// +optional
+	Healed *Healed `json:"healed,omitempty"`
+
+	// Rollout records what an automatic rollback needs, so that it survives a restart of the
+	// operator.
+	// +optional
+	Rollout *RolloutStatus `json:"rollout,omitempty"`
+
 	// Conditions are Available, Progressing and Degraded.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// Healed counts the reconciles that undid someone else's change to the App's children, and
+// tells the last of them.
+type Healed struct {
+	// Count is how many reconciles healed a child.
+	Count int32 `json:"count"`
+
+	// Last says what the last of them healed, for example "recreated Service web, which was
+	// missing".
+	Last string `json:"last"`
+
+	// Time is when the last of them healed it.
+	Time metav1.Time `json:"time"`
+}
+
+// RolloutStatus records the App's last good pod template and its last rollback.
+type RolloutStatus struct {
+	// AvailableTemplate identifies the last pod template whose rollout completed with every
+	// pod available: a hash of the Deployment's template. An automatic rollback restores it
+	// from the Deployment's ReplicaSet of that template.
+	// +optional
+	AvailableTemplate string `json:"availableTemplate,omitempty"`
+
+	// RolledBack is the rollout the operator rolled back, until the App's pod template
+	// changes.
+	// +optional
+	RolledBack *RolledBack `json:"rolledBack,omitempty"`
+}
+
+// RolledBack is a rollout that made no progress within its deadline and was rolled back.
+type RolledBack struct {
+	// Template is a hash of the pod template the App's spec asks for, which failed. The
+	// operator does not apply it again.
+	Template string `json:"template"`
+
+	// Image is the image that failed.
+	Image string `json:"image"`
+
+	// Time is when the rollout was rolled back.
+	Time metav1.Time `json:"time"`
 }
 
 // App runs a container image as a managed workload: a Deployment, a Service and,

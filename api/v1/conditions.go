@@ -38,4 +38,7 @@ const (
 	ReasonDeploymentPending = "DeploymentPending"
 	// ReasonReconciled: the App matches its spec.
 	ReasonReconciled = "Reconciled"
+	// ReasonRolledBack: a rollout made no progress within its deadline, and the operator
+	// restored the last pod template that was fully available.
+	ReasonRolledBack = "RolledBack"
 )

@@ -34,7 +34,10 @@ const (
 	Unchanged Result = "Unchanged"
 	Created   Result = "Created"
 	Updated   Result = "Updated"
-	Deleted   Result = "Deleted"
+	// Reverted: the child had drifted from a configuration the operator applied before and
+	// still wants, so someone else changed it; it was changed back.
+	Reverted Result = "Reverted"
+	Deleted  Result = "Deleted"
 	// Recreated: the child was changed by someone else in a way server-side apply cannot undo
 	// (a list item's key changed, so the operator's item and theirs would both remain). The
 	// child was deleted, to be created again as desired by the next reconcile.
@@ -120,6 +123,9 @@ func (a *Applier) Apply(ctx context.Context, owner, desired client.Object) (clie
 		if contains(have, want) {
 			return current, Unchanged, nil
 		}
+		if appliedBefore(current, want) {
+			result = Reverted
+		}
 	}
 
 	u := &unstructured.Unstructured{Object: want}
@@ -129,7 +135,7 @@ func (a *Applier) Apply(ctx context.Context, owner, desired client.Object) (clie
 		switch {
 		case apierrors.IsInvalid(err) && strings.Contains(err.Error(), secondControllerMessage):
 			return nil, "", &NotOwnedError{Kind: kind, Key: key}
-		case apierrors.IsInvalid(err) && result == Updated && appliedBefore(current, want):
+		case apierrors.IsInvalid(err) && result == Reverted:
 			return a.recreate(ctx, kind, current)
 		}
 		return nil, "", fmt.Errorf("applying %s %s: %w", kind, key, err)

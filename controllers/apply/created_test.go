@@ -133,3 +133,29 @@ func TestAnObjectMissingFromTheCacheIsLookedForInTheAPIServer(t *testing.T) {
 	require.Equal(t, Updated, result, "a child the owner controls is applied, in the cache or not")
 	require.Equal(t, 2, c.applies)
 }
+
+func TestAChildChangedBySomeoneElseIsReverted(t *testing.T) {
+	ctx := context.Background()
+	owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop", UID: "owner-uid"}}
+	c := newLaggingCache(t)
+	c.caughtUp = true
+	a := &Applier{Client: c, Writes: &cachesync.Tracker{}}
+	_, result, err := a.Apply(ctx, owner, service(owner, 80))
+	require.NoError(t, err)
+	require.Equal(t, Created, result)
+
+	// Someone edits the Service; the App still wants what was applied before.
+	svc := &corev1.Service{}
+	require.NoError(t, c.api.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "web"}, svc))
+	svc.Spec.Ports[0].Port = 9999
+	require.NoError(t, c.api.Update(ctx, svc))
+	_, result, err = a.Apply(ctx, owner, service(owner, 80))
+	require.NoError(t, err)
+	require.Equal(t, Reverted, result, "the operator's own configuration, unchanged, is applied again")
+
+	// The App asks for a new port: an update, not a revert.
+	_, result, err = a.Apply(ctx, owner, service(owner, 8080))
+	require.NoError(t, err)
+	require.Equal(t, Updated, result)
+	require.Equal(t, 3, c.applies)
+}

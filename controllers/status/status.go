@@ -4,6 +4,7 @@ package status
 
 import (
 	"fmt"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -29,6 +30,12 @@ type Observed struct {
 	// of a child's name that the App does not control, a spec the API server refuses): retrying
 	// alone will not help. The generation counts as observed, and the App as stalled.
 	Blocked bool
+	// Healed says what this reconcile undid of someone else's changes to the children, one
+	// entry per child: "recreated Service web, which was missing".
+	Healed []string
+	// SpecTemplate identifies the pod template the App's spec asks for (desired.TemplateHash),
+	// so that a rollback of it is recorded, and forgotten once the spec asks for another.
+	SpecTemplate string
 }
 
 // Compute returns the status the App should have. Condition transition times change only
@@ -58,6 +65,17 @@ func Compute(app *appv1.App, obs Observed, now metav1.Time) appv1.AppStatus {
 			st.Image = imageOf(d)
 		}
 	}
+	if len(obs.Healed) > 0 {
+		count := int32(1)
+		if app.Status.Healed != nil {
+			count += app.Status.Healed.Count
+		}
+		st.Healed = &appv1.Healed{Count: count, Last: strings.Join(obs.Healed, "; "), Time: now}
+	}
+	st.Rollout = rolloutRecord(app, d, rollout, obs.SpecTemplate, now)
+	if st.Rollout != nil {
+		rollout.rolledBack = st.Rollout.RolledBack
+	}
 
 	set := func(c metav1.Condition) {
 		c.ObservedGeneration = app.Generation
@@ -79,6 +97,8 @@ type rolloutState struct {
 	complete         bool // every pod runs the current template and is available
 	deadlineExceeded bool
 	replicaFailure   *appsv1.DeploymentCondition
+	// rolledBack is the rollback of the template the App's spec asks for, if it was rolled back.
+	rolledBack *appv1.RolledBack
 }
 
 func rolloutOf(d *appsv1.Deployment, want int32) rolloutState {
@@ -141,6 +161,10 @@ func progressing(d *appsv1.Deployment, r rolloutState) metav1.Condition {
 	switch {
 	case d == nil:
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appv1.ReasonDeploymentPending, "creating the Deployment"
+	case r.rolledBack != nil && r.complete:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, appv1.ReasonRolledBack, "every pod runs the last pod template that was fully available"
+	case r.rolledBack != nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appv1.ReasonRolledBack, "restoring the last pod template that was fully available"
 	case r.deadlineExceeded:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, appv1.ReasonProgressDeadlineExceeded, "the rollout made no progress within its deadline"
 	case r.complete:
@@ -157,6 +181,8 @@ func degraded(err error, r rolloutState) metav1.Condition {
 	switch {
 	case err != nil:
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appv1.ReasonReconcileError, err.Error()
+	case r.rolledBack != nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appv1.ReasonRolledBack, rolledBackMessage(r.rolledBack)
 	case r.deadlineExceeded:
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appv1.ReasonProgressDeadlineExceeded, "the rollout made no progress within its deadline"
 	case r.replicaFailure != nil:
@@ -197,10 +223,16 @@ func stalledCondition(obs Observed, r rolloutState) metav1.Condition {
 	switch {
 	case obs.Err != nil && obs.Blocked:
 		c.Reason, c.Message = appv1.ReasonReconcileError, obs.Err.Error()
+	case r.rolledBack != nil:
+		c.Reason, c.Message = appv1.ReasonRolledBack, rolledBackMessage(r.rolledBack)+"; change the pod template to roll out again"
 	case r.deadlineExceeded:
 		c.Reason, c.Message = appv1.ReasonProgressDeadlineExceeded, "the rollout made no progress within its deadline"
 	default:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, appv1.ReasonAsExpected, "no problem found"
 	}
 	return c
+}
+
+func rolledBackMessage(rb *appv1.RolledBack) string {
+	return fmt.Sprintf("the rollout of image %s made no progress within its deadline; rolled back to the last pod template that was fully available", rb.Image)
 }

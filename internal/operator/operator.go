@@ -115,6 +115,7 @@ func setupControllers(mgr ctrl.Manager, o Options) error {
 	writes := &cachesync.Tracker{}
 	reconciler := &controllers.AppReconciler{
 		Client:   mgr.GetClient(),
+		Reader:   mgr.GetAPIReader(),
 		Applier:  &apply.Applier{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Writes: writes},
 		Recorder: mgr.GetEventRecorder(controllers.ControllerName),
 		Options:  o.Desired,

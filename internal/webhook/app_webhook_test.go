@@ -248,6 +248,7 @@ func TestValuesOfTheWrongTypeAreRefusedNamingTheField(t *testing.T) {
 		{"service not an object", "v1", map[string]any{"service": "yes"}, "spec.service", "must be of type object"},
 		{"port a string", "v1", map[string]any{"ports": []any{map[string]any{"name": "http", "containerPort": "eighty"}}}, "spec.ports[0].containerPort", "must be of type integer"},
 		{"autoscaling max a fraction", "v1", map[string]any{"autoscaling": map[string]any{"maxReplicas": 2.5}}, "spec.autoscaling.maxReplicas", "must be of type int32"},
+		{"autoRollback a string", "v1", map[string]any{"rollout": map[string]any{"autoRollback": "no"}}, "spec.rollout.autoRollback", "must be of type boolean"},
 		{"pod label value a number", "v1", map[string]any{"podLabels": map[string]any{"tier": int64(1)}}, "spec.podLabels.tier", "must be of type string"},
 		{"v1alpha1 replicas a string", "v1alpha1", map[string]any{"replicas": "three"}, "spec.replicas", "must be of type integer"},
 		{"v1alpha1 replicas beyond 32 bits", "v1alpha1", map[string]any{"replicas": int64(99999999999)}, "spec.replicas", "must be of type integer with format int32"},

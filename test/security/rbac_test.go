@@ -28,6 +28,9 @@ var operatorRules = map[string]string{
 	"/services":                            "create,delete,get,list,patch,watch",
 	"autoscaling/horizontalpodautoscalers": "create,delete,get,list,patch,watch",
 	"policy/poddisruptionbudgets":          "create,delete,get,list,patch,watch",
+	// The ReplicaSets of an App's Deployment, listed past the cache (never watched, never
+	// written) only to roll back a failed rollout: the template to restore is in one of them.
+	"apps/replicasets": "list",
 	// Apps: read through the cache; patched only by the storage migration's rewrite, and
 	// their status by the reconciler.
 	"mycompany.com/apps":        "get,list,patch,watch",
