@@ -17,6 +17,7 @@ func FuzzConversion(f *testing.F) {
 	f.Add([]byte(`{"metadata":{"name":"web","annotations":{"a":"b"}},"spec":{"image":"nginx","replicas":2}}`))
 	f.Add([]byte(`{"metadata":{"name":"web"},"spec":{"image":"nginx","args":["-v"],"autoscaling":{"maxReplicas":3},"env":[{"name":"A","valueFrom":{"fieldRef":{"fieldPath":"metadata.name"}}}]},"status":{"availableReplicas":1,"conditions":[{"type":"Available","status":"True","reason":"R","message":"","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}`))
 	f.Add([]byte(`{"metadata":{"name":"web","annotations":{"mycompany.com/v1-conversion-data":"{}"}},"spec":{"image":"x","resources":{"limits":{"memory":"1Gi"}}}}`))
+	f.Add([]byte(`{"metadata":{"name":"web"},"spec":{"image":"web:2","rollout":{"autoRollback":false,"progressDeadlineSeconds":60}},"status":{"desiredReplicas":3,"healed":{"count":2,"last":"recreated Service web, which was missing","time":"2026-01-01T00:00:00Z"},"rollout":{"availableTemplate":"1x2y","rolledBack":{"template":"3z","image":"web:2","time":"2026-01-01T00:01:00Z"}}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		hub := &v1.App{}
 		if json.Unmarshal(data, hub) != nil {

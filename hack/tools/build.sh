@@ -21,7 +21,7 @@ kube)
 	minor=$(echo "$v" | cut -d. -f2)
 	ldflags="$ldflags -X k8s.io/component-base/version.gitVersion=$v -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean"
 	;;
-olm | node)
+olm | node | metrics)
 	# These run in the local cluster's images, which hold nothing but the binary: static. opm
 	# without these tags needs the gpgme C library.
 	export CGO_ENABLED=0

@@ -83,8 +83,8 @@ const FakeNodeLabel = "type"
 
 // StartCluster starts a local cluster: a loopback registry; etcd, kube-apiserver,
 // kube-controller-manager, kube-scheduler and kwok, started by kwokctl's binary runtime, with
-// kwok's fake nodes; and one real node (containerd, the kubelet, kube-proxy, CoreDNS) on a
-// bridge of its own. On failure it stops what it started.
+// kwok's fake nodes; and one real node (containerd, the kubelet, kube-proxy, CoreDNS,
+// metrics-server) on a bridge of its own. On failure it stops what it started.
 func StartCluster(ctx context.Context, o Options) (*Cluster, error) {
 	if o.FakeNodes == 0 {
 		o.FakeNodes = 2
@@ -93,7 +93,7 @@ func StartCluster(ctx context.Context, o Options) (*Cluster, error) {
 		o.PodsPerNode = 1000
 	}
 	for _, tool := range []string{"kwokctl", "kwok", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd", "kubectl",
-		"kubelet", "kube-proxy", "localcluster"} {
+		"kubelet", "kube-proxy", "metrics-server", metricsServerManifest, "localcluster"} {
 		if _, err := os.Stat(filepath.Join(o.Bin, tool)); err != nil {
 			return nil, fmt.Errorf("%s is missing from %s: run make tools localcluster", tool, o.Bin)
 		}
@@ -144,7 +144,7 @@ func (c *Cluster) start(ctx context.Context) error {
 		return err
 	}
 	for _, step := range []func(context.Context) error{c.createFakeNodes, c.startContainerd, c.pushInfraImages, c.startKubelet,
-		c.startKubeProxy, c.installDNS} {
+		c.startKubeProxy, c.installDNS, c.installMetricsServer} {
 		if err := step(ctx); err != nil {
 			return err
 		}
@@ -172,8 +172,10 @@ func (c *Cluster) startRegistry(ctx context.Context) error {
 
 // kwokctlConfig writes the kwokctl configuration: the binaries built here, fixed ports, wide
 // Service and pod ranges, no client rate limits; the API server listens on the node IP too,
-// with it and the kubernetes Service in its certificate, and reaches kubelets with the admin
-// certificate; kwok manages only the fake nodes.
+// with it and the kubernetes Service in its certificate, reaches kubelets with the admin
+// certificate, and vouches for its users to aggregated APIs (metrics-server) as a front proxy;
+// HorizontalPodAutoscalers scale down after DownscaleStabilization; kwok manages only the fake
+// nodes.
 func (c *Cluster) kwokctlConfig() (string, error) {
 	ports, err := freePorts(6)
 	if err != nil {
@@ -224,9 +226,19 @@ componentsPatches:
     value: %s
   - key: kubelet-preferred-address-types
     value: InternalIP,Hostname
+  - key: requestheader-client-ca-file
+    value: %s
+  - key: requestheader-username-headers
+    value: X-Remote-User
+  - key: requestheader-group-headers
+    value: X-Remote-Group
+  - key: requestheader-extra-headers-prefix
+    value: X-Remote-Extra-
 - name: kube-controller-manager
   extraArgs:
   - key: service-cluster-ip-range
+    value: %s
+  - key: horizontal-pod-autoscaler-downscale-stabilization
     value: %s
 - name: kwok-controller
   extraArgs:
@@ -237,7 +249,8 @@ componentsPatches:
     value: kwok.x-k8s.io/node=fake
 `, apiserverPort, KubernetesServiceIP, NodeIP, ports[1], ports[2], ports[3], ports[4], ports[5],
 		bin("kube-apiserver"), bin("kube-controller-manager"), bin("kube-scheduler"), bin("kwok"), bin("etcd"), bin("kubectl"),
-		c.AuditPolicy, NodeIP, ServiceCIDR, filepath.Join(pki, "admin.crt"), filepath.Join(pki, "admin.key"), ServiceCIDR)
+		c.AuditPolicy, NodeIP, ServiceCIDR, filepath.Join(pki, "admin.crt"), filepath.Join(pki, "admin.key"), filepath.Join(pki, "ca.crt"),
+		ServiceCIDR, DownscaleStabilization)
 	path := filepath.Join(c.Dir, "kwokctl.yaml")
 	return path, os.WriteFile(path, []byte(cfg), 0o644)
 }

@@ -46,6 +46,8 @@ func infraImages() []infraImage {
 			cfg: image.Config{User: "1001", Entrypoint: []string{"/bin/opm"}, Env: []string{"PATH=/bin"}}},
 		{ref: CoreDNSImage, uid: 65532, files: map[string]string{"coredns": "coredns"},
 			cfg: image.Config{User: "65532:65532", Entrypoint: []string{"/coredns"}}},
+		{ref: MetricsServerImage, uid: 1000, files: map[string]string{"metrics-server": "metrics-server"},
+			cfg: image.Config{User: "1000:1000", Entrypoint: []string{"/metrics-server"}}},
 	}
 }
 

@@ -3,6 +3,7 @@ package localcluster
 import (
 	"context"
 	"fmt"
+	"net"
 	"path/filepath"
 	"time"
 
@@ -18,7 +19,8 @@ const NodeLabel = "app-operator.mycompany.com/real-node"
 
 // startKubelet runs the kubelet built from the pinned k8s.io/kubernetes, with containerd as its
 // runtime, authenticating as system:node:<name> with a certificate of the cluster's CA, and
-// serving on the node IP so that the API server reaches it for logs and exec.
+// serving on the node IP, with a certificate of the cluster's CA too, so that the API server
+// reaches it for logs and exec and metrics-server for the pods' resource usage.
 func (c *Cluster) startKubelet(ctx context.Context) error {
 	dir := filepath.Join(c.Dir, "kubelet")
 	kubeconfig := filepath.Join(dir, "kubeconfig.yaml")
@@ -29,8 +31,12 @@ func (c *Cluster) startKubelet(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	certFile, keyFile, err := c.servingCert(filepath.Join(dir, "pki"), c.NodeName(), net.ParseIP(NodeIP))
+	if err != nil {
+		return err
+	}
 	config := filepath.Join(dir, "config.yaml")
-	if err := writeFile(config, []byte(kubeletConfig(filepath.Join(c.pkiDir(), "ca.crt"), filepath.Join(c.Dir, "pod-logs"), ports[0], ports[1]))); err != nil {
+	if err := writeFile(config, []byte(kubeletConfig(filepath.Join(c.pkiDir(), "ca.crt"), certFile, keyFile, filepath.Join(c.Dir, "pod-logs"), ports[0], ports[1]))); err != nil {
 		return err
 	}
 	if _, err := c.Start("kubelet", filepath.Join(c.Bin, "kubelet"), []string{
@@ -59,11 +65,13 @@ func (c *Cluster) startKubelet(ctx context.Context) error {
 // kubeletConfig is the KubeletConfiguration of the node. The cgroups of these machines are v1
 // (cgroupfs, failCgroupV1 false); the eviction thresholds are low, so that a busy test machine's
 // disk does not evict the pods under test.
-func kubeletConfig(clientCA, podLogs string, port, healthzPort int) string {
+func kubeletConfig(clientCA, tlsCert, tlsKey, podLogs string, port, healthzPort int) string {
 	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 address: %s
 port: %d
+tlsCertFile: %s
+tlsPrivateKeyFile: %s
 readOnlyPort: 0
 healthzBindAddress: 127.0.0.1
 healthzPort: %d
@@ -93,5 +101,5 @@ evictionHard:
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 maxPods: 110
-`, NodeIP, port, healthzPort, containerdSocket, clientCA, DNSServiceIP, podLogs)
+`, NodeIP, port, tlsCert, tlsKey, healthzPort, containerdSocket, clientCA, DNSServiceIP, podLogs)
 }

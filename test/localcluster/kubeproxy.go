@@ -11,7 +11,7 @@ import (
 // startKubeProxy runs kube-proxy in iptables mode, authenticating as system:kube-proxy: it
 // routes every Service's ClusterIP, from pods and from this host's processes (the API server
 // calling webhooks), to the Service's endpoints. It leaves the machine's conntrack settings as
-// they are.
+// they are, and refuses what it has not routed (refuseUnroutedServiceTraffic).
 func (c *Cluster) startKubeProxy(ctx context.Context) error {
 	dir := filepath.Join(c.Dir, "kube-proxy")
 	kubeconfig := filepath.Join(dir, "kubeconfig.yaml")
@@ -45,6 +45,9 @@ iptables:
 `, c.NodeName(), NodeIP, kubeconfig, PodCIDR, ports[0], ports[1], NodeIP))); err != nil {
 		return err
 	}
+	if err := refuseUnroutedServiceTraffic(); err != nil {
+		return err
+	}
 	if _, err := c.Start("kube-proxy", filepath.Join(c.Bin, "kube-proxy"), []string{"--config=" + config}, nil); err != nil {
 		return err
 	}
@@ -57,4 +60,25 @@ iptables:
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK, nil
 	})
+}
+
+// refuseUnroutedServiceTraffic refuses traffic to the Service range that kube-proxy has not
+// routed to an endpoint (rewritten, DNAT). A real node has no route to the Service range
+// without kube-proxy; this machine's default route answers any address, so a connection to a
+// Service made before kube-proxy wrote its rules (the aggregator dialing metrics-server, the
+// API server a webhook) would reach the machine's gateway and stay open there. Refused, it is
+// made again, through kube-proxy. The cluster's teardown restores the machine's rules.
+func refuseUnroutedServiceTraffic() error {
+	for _, chain := range []string{"OUTPUT", "FORWARD"} {
+		for _, rule := range [][]string{
+			{"-p", "tcp", "-j", "REJECT", "--reject-with", "tcp-reset"}, // also ends connections made before
+			{"-j", "REJECT"},
+		} {
+			args := append([]string{"-A", chain, "-d", ServiceCIDR, "-m", "conntrack", "!", "--ctstate", "DNAT"}, rule...)
+			if err := run("iptables", args...); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
