@@ -194,7 +194,8 @@ ROUNDS ?= 3
 bench: tools build localcluster node-packages ## Measure with APPS Apps (default 1000) on a local cluster against a same-run baseline, ROUNDS times (default 3); run the Go benchmarks.
 	go test -run '^$$' -bench . -benchmem ./controllers/desired ./controllers/apply ./api/v1alpha1
 	@mkdir -p $(CURDIR)/.cache
-	cd $(TEST_MODULE) && go run ./bench --apps $(APPS) --rounds $(ROUNDS) --out $(CURDIR)/.cache/bench-$(APPS).json
+	cd $(TEST_MODULE) && go run ./bench --apps $(APPS) --rounds $(ROUNDS) --out $(CURDIR)/.cache/bench-$(APPS).json \
+		--converge-plot $(CURDIR)/.cache/bench-$(APPS)-converge.svg
 
 ##@ Deployment (without OLM; needs cert-manager for the webhook certificates)
 

@@ -84,7 +84,15 @@ func main() {
 		return nil
 	})
 	flag.BoolVar(&o.heapOnly, "heap-only", false, "Measure only convergence and the heap, without the baseline and the steady window (for large APPS).")
+	flag.StringVar(&o.convergePlot, "converge-plot", "", "Also draw the median round's converge curves of the operator and the baseline as SVG to this file.")
+	heapPlot := flag.String("heap-plot", "", "Measure nothing: draw the heap per App against the number of Apps as SVG to this file, from the JSON results named as arguments.")
 	flag.Parse()
+	if *heapPlot != "" {
+		if err := plotHeap(*heapPlot, flag.Args()); err != nil {
+			fail(err)
+		}
+		return
+	}
 	if err := o.validate(); err != nil {
 		fail(err)
 	}
@@ -107,6 +115,11 @@ func main() {
 	if err := os.WriteFile(o.out, append(raw, '\n'), 0o644); err != nil {
 		fail(err)
 	}
+	if o.convergePlot != "" && !o.heapOnly {
+		if err := os.WriteFile(o.convergePlot, convergeChart(r).svg(), 0o644); err != nil {
+			fail(err)
+		}
+	}
 	if o.heapOnly {
 		fmt.Printf("BENCH-HEAP apps=%d converge_s=%.2f heap_kib_per_app=%.2f heap_base_mib=%.1f heap_kib_per_app_above_base=%.2f live_kib_per_app=%.2f heap_kib_per_app_restarted=%.2f live_kib_per_app_restarted=%.2f\n",
 			r.Apps, r.ConvergeSeconds, r.HeapKiBPerApp, r.HeapBaseBytes/1024/1024, r.HeapKiBMarginal, r.kibPerApp(r.HeapLiveBytes),
@@ -124,6 +137,26 @@ func main() {
 	step("median round, the API server's CPU seconds by activity, baseline -> operator: %s; profiles: %s-{baseline,operator}.pb.gz",
 		cpuComparison(activityNames(), r.BaselineAPIServerCPU, r.ConvergeAPIServerCPU), profilePrefix(o))
 	fmt.Println(r.line())
+}
+
+// plotHeap draws the heap chart of the results in files.
+func plotHeap(out string, files []string) error {
+	if len(files) == 0 {
+		return fmt.Errorf("--heap-plot needs the JSON results of runs as arguments")
+	}
+	var results []Result
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		var r Result
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		results = append(results, r)
+	}
+	return os.WriteFile(out, heapChart(results).svg(), 0o644)
 }
 
 func cpuComparison(names []string, baseline, operator map[string]float64) string {

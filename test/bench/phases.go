@@ -24,14 +24,16 @@ import (
 // where the API server's CPU went.
 type phase struct {
 	created, took time.Duration
+	curve         []Point
 	cpu           map[string]float64
 	apiServer     *profile.Profile
 	apiServerCPU  map[string]float64 // by activity
 }
 
 // measure watches namespace ns for objects like obj, runs create, then waits until available
-// reports true of what the watch shows, and times both.
-func measure(ctx context.Context, c *localcluster.Cluster, ns string, obj client.Object, what string, create func() error, available func(context.Context, client.Reader) (bool, error)) (phase, error) {
+// counts every one of n objects in what the watch shows, and times both. It records how many
+// were available at each change of the count: the converge curve.
+func measure(ctx context.Context, c *localcluster.Cluster, ns string, obj client.Object, n int, what string, create func() error, available func(context.Context, client.Reader) (int, error)) (phase, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	watched, err := watchNamespace(ctx, c, ns, obj)
@@ -47,9 +49,16 @@ func measure(ctx context.Context, c *localcluster.Cluster, ns string, obj client
 	if err := create(); err != nil {
 		return phase{}, err
 	}
-	p := phase{created: time.Since(start)}
+	p := phase{created: time.Since(start), curve: []Point{{0, 0}}}
 	err = c.PollEvery(ctx, 250*time.Millisecond, 30*time.Minute, what, func(ctx context.Context) (bool, error) {
-		return available(ctx, watched)
+		count, err := available(ctx, watched)
+		if err != nil {
+			return false, err
+		}
+		if count != p.curve[len(p.curve)-1].Available {
+			p.curve = append(p.curve, Point{Seconds: time.Since(start).Seconds(), Available: count})
+		}
+		return count == n, nil
 	})
 	if err != nil {
 		return phase{}, err
@@ -96,10 +105,10 @@ func baseline(ctx context.Context, c *localcluster.Cluster, o options) (p phase,
 			return nil
 		})
 	}
-	p, err = measure(ctx, c, ns, &appsv1.Deployment{}, "every baseline Deployment to be Available", create, func(ctx context.Context, watched client.Reader) (bool, error) {
+	p, err = measure(ctx, c, ns, &appsv1.Deployment{}, o.apps, "every baseline Deployment to be Available", create, func(ctx context.Context, watched client.Reader) (int, error) {
 		deployments := &appsv1.DeploymentList{}
 		if err := watched.List(ctx, deployments, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
-			return false, err
+			return 0, err
 		}
 		available := 0
 		for _, d := range deployments.Items {
@@ -107,7 +116,7 @@ func baseline(ctx context.Context, c *localcluster.Cluster, o options) (p phase,
 				available++
 			}
 		}
-		return available == o.apps, nil
+		return available, nil
 	})
 	if err != nil {
 		return p, 0, 0, err
@@ -129,10 +138,10 @@ func convergeApps(ctx context.Context, c *localcluster.Cluster, o options) (phas
 	create := func() error {
 		return parallel(o.apps, o.concurrency, func(i int) error { return c.Client.Create(ctx, benchApp(ns, i)) })
 	}
-	return measure(ctx, c, ns, &appv1.App{}, "every App to be Available", create, func(ctx context.Context, watched client.Reader) (bool, error) {
+	return measure(ctx, c, ns, &appv1.App{}, o.apps, "every App to be Available", create, func(ctx context.Context, watched client.Reader) (int, error) {
 		apps := &appv1.AppList{}
 		if err := watched.List(ctx, apps, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
-			return false, err
+			return 0, err
 		}
 		available := 0
 		for _, a := range apps.Items {
@@ -140,7 +149,7 @@ func convergeApps(ctx context.Context, c *localcluster.Cluster, o options) (phas
 				available++
 			}
 		}
-		return available == o.apps, nil
+		return available, nil
 	})
 }
 

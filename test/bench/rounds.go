@@ -25,6 +25,15 @@ type comparison struct {
 	// The API server's share of those, by activity (see activities).
 	BaselineAPIServerCPU map[string]float64 `json:"baseline_apiserver_cpu_s_by_activity"`
 	ConvergeAPIServerCPU map[string]float64 `json:"converge_apiserver_cpu_s_by_activity"`
+	// How many objects were Available over time, from the first creation: each change.
+	BaselineCurve []Point `json:"baseline_curve,omitempty"`
+	ConvergeCurve []Point `json:"converge_curve,omitempty"`
+}
+
+// Point is a count of Available objects at a time since the first creation.
+type Point struct {
+	Seconds   float64 `json:"s"`
+	Available int     `json:"available"`
 }
 
 // Round is one comparison of the two phases. The machine's speed drifts from minute to
@@ -47,6 +56,8 @@ func newRound(base, converge phase, operatorFirst bool) Round {
 
 		BaselineAPIServerCPU: base.apiServerCPU,
 		ConvergeAPIServerCPU: converge.apiServerCPU,
+		BaselineCurve:        base.curve,
+		ConvergeCurve:        converge.curve,
 	}}
 }
 

@@ -19,6 +19,7 @@ type options struct {
 	apps, concurrency, rounds int
 	steady, resync            time.Duration
 	out, root, bin            string
+	convergePlot              string
 	managerArgs               []string
 }
 
