@@ -40,3 +40,13 @@ func BenchmarkDeepCopyApp(b *testing.B) {
 		_ = a.DeepCopy()
 	}
 }
+
+// BenchmarkTemplateHash identifies the pod template an App asks for, as every reconcile does to
+// recognise a template that was rolled back. BenchmarkFor, which builds it, is the baseline.
+func BenchmarkTemplateHash(b *testing.B) {
+	t := desired.For(fullApp(), desired.Options{}).Deployment.Spec.Template
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = desired.TemplateHash(&t)
+	}
+}

@@ -20,6 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"go.uber.org/zap/zapcore"
+
+	"github.com/mycompany/app-operator/test/localcluster"
 )
 
 // Result is what a run measured.
@@ -84,11 +86,12 @@ func main() {
 		return nil
 	})
 	flag.BoolVar(&o.heapOnly, "heap-only", false, "Measure only convergence and the heap, without the baseline and the steady window (for large APPS).")
-	flag.StringVar(&o.convergePlot, "converge-plot", "", "Also draw the median round's converge curves of the operator and the baseline as SVG to this file.")
-	heapPlot := flag.String("heap-plot", "", "Measure nothing: draw the heap per App against the number of Apps as SVG to this file, from the JSON results named as arguments.")
+	flag.StringVar(&o.convergePlot, "converge-plot", "", "Draw the median round's converge curves of the operator and the baseline as SVG to this file.")
+	heapPlot := flag.String("heap-plot", "", "Draw the heap per App against the number of Apps as SVG to this file, from the JSON results named as arguments.")
 	flag.Parse()
-	if *heapPlot != "" {
-		if err := plotHeap(*heapPlot, flag.Args()); err != nil {
+	if flag.NArg() > 0 {
+		// Measure nothing: draw from earlier results.
+		if err := plot(o.convergePlot, *heapPlot, flag.Args()); err != nil {
 			fail(err)
 		}
 		return
@@ -98,10 +101,8 @@ func main() {
 	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
 
-	root, err := os.Getwd()
-	if err != nil {
-		fail(err)
-	}
+	// The repository's root, wherever the benchmark runs from (make bench runs it in test/).
+	root := localcluster.RepoRoot()
 	o.root, o.bin = root, filepath.Join(root, "bin")
 	ctx := context.Background()
 	r, err := run(ctx, o)
@@ -139,11 +140,9 @@ func main() {
 	fmt.Println(r.line())
 }
 
-// plotHeap draws the heap chart of the results in files.
-func plotHeap(out string, files []string) error {
-	if len(files) == 0 {
-		return fmt.Errorf("--heap-plot needs the JSON results of runs as arguments")
-	}
+// plot draws, from the JSON results in files, the converge curves of the first to
+// convergeOut and the heap per App of them all to heapOut; an empty name draws nothing.
+func plot(convergeOut, heapOut string, files []string) error {
 	var results []Result
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
@@ -156,7 +155,15 @@ func plotHeap(out string, files []string) error {
 		}
 		results = append(results, r)
 	}
-	return os.WriteFile(out, heapChart(results).svg(), 0o644)
+	if convergeOut != "" {
+		if err := os.WriteFile(convergeOut, convergeChart(results[0]).svg(), 0o644); err != nil {
+			return err
+		}
+	}
+	if heapOut != "" {
+		return os.WriteFile(heapOut, heapChart(results).svg(), 0o644)
+	}
+	return nil
 }
 
 func cpuComparison(names []string, baseline, operator map[string]float64) string {

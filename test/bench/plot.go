@@ -16,7 +16,8 @@ type series struct {
 }
 
 // chart is a line chart written as SVG directly, for the docs: axes from zero with round
-// ticks, one polyline (and a dot on each point) per series, and a legend.
+// ticks, one polyline (and a dot on each point of a short series) per series, and a legend
+// above the plot. Two series fit between the title and the plot.
 type chart struct {
 	title, xLabel, yLabel string
 	series                []series
@@ -25,7 +26,7 @@ type chart struct {
 const (
 	chartWidth, chartHeight         = 640, 360
 	marginLeft, marginRight         = 64, 16
-	marginTop, marginBottom         = 40, 48
+	marginTop, marginBottom         = 72, 48
 	plotWidth, plotHeight   float64 = chartWidth - marginLeft - marginRight, chartHeight - marginTop - marginBottom
 )
 
@@ -68,9 +69,9 @@ func (c chart) svg() []byte {
 				fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>`+"\n", x(p[0]), y(p[1]), s.color)
 			}
 		}
-		ly := marginTop + 8 + 18*float64(i)
-		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2"/>`+"\n", x(0)+12, ly, x(0)+36, ly, s.color)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f">%s</text>`+"\n", x(0)+42, ly+4, html.EscapeString(s.name))
+		ly := 36 + 16*float64(i) // the legend, between the title and the plot
+		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="%s" stroke-width="2"/>`+"\n", marginLeft, ly, marginLeft+24, ly, s.color)
+		fmt.Fprintf(&b, `<text x="%d" y="%.1f">%s</text>`+"\n", marginLeft+30, ly+4, html.EscapeString(s.name))
 	}
 	b.WriteString("</svg>\n")
 	return b.Bytes()

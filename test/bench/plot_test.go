@@ -29,9 +29,9 @@ func TestTheConvergeChartDrawsBothCurvesToScale(t *testing.T) {
 	}
 	require.NoError(t, xml.Unmarshal(svg, &doc), "well-formed SVG")
 	require.Len(t, doc.Polylines, 2)
-	// The axes run 0..50 s and 0..1000 Apps over a plot 560 by 272 pixels from (64, 40).
-	require.Equal(t, "64.0,312.0 288.0,176.0 512.0,40.0", doc.Polylines[0].Points, "the baseline")
-	require.Equal(t, "64.0,312.0 344.0,176.0 624.0,40.0", doc.Polylines[1].Points, "the operator")
+	// The axes run 0..50 s and 0..1000 Apps over a plot 560 by 240 pixels from (64, 72).
+	require.Equal(t, "64.0,312.0 288.0,192.0 512.0,72.0", doc.Polylines[0].Points, "the baseline")
+	require.Equal(t, "64.0,312.0 344.0,192.0 624.0,72.0", doc.Polylines[1].Points, "the operator")
 	require.Contains(t, doc.Texts, "Converging 1000 Apps: App Operator against its baseline (ratio 1.25)")
 	require.Contains(t, doc.Texts, "App Operator: Apps")
 }
