@@ -21,15 +21,15 @@ func rolloutRecord(app *appv1.App, d *appsv1.Deployment, r rolloutState, specTem
 		// The App asks for another template now, or for no rollbacks at all.
 		rec.RolledBack = nil
 	}
-	if d != nil {
-		current := desired.TemplateHash(&d.Spec.Template)
-		switch {
-		case r.complete:
-			rec.AvailableTemplate = current
-		case r.observed && r.deadlineExceeded && rec.RolledBack == nil && app.Spec.AutoRollbackEnabled() &&
-			rec.AvailableTemplate != "" && current != rec.AvailableTemplate:
-			rec.RolledBack = &appv1.RolledBack{Template: specTemplate, Image: imageOf(d), Time: now}
-		}
+	// The Deployment's template is hashed only where it counts: a completed rollout, or a stuck
+	// one that may be rolled back.
+	switch {
+	case d == nil:
+	case r.complete:
+		rec.AvailableTemplate = desired.TemplateHash(&d.Spec.Template)
+	case r.observed && r.deadlineExceeded && rec.RolledBack == nil && app.Spec.AutoRollbackEnabled() &&
+		rec.AvailableTemplate != "" && desired.TemplateHash(&d.Spec.Template) != rec.AvailableTemplate:
+		rec.RolledBack = &appv1.RolledBack{Template: specTemplate, Image: imageOf(d), Time: now}
 	}
 	if rec == (appv1.RolloutStatus{}) {
 		return nil
