@@ -2,14 +2,9 @@ package localcluster
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"path/filepath"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/mycompany/app-operator/internal/release/bundle"
 )
 
 // MetricsServerImage serves the resource metrics API that HorizontalPodAutoscalers read: the
@@ -32,43 +27,15 @@ const metricsServerManifest = "metrics-server.yaml"
 // kubelet, alone. It does not wait: its first metrics take a scrape interval to come, and only
 // what scales by load needs them.
 func (c *Cluster) installMetricsServer(ctx context.Context) error {
-	f, err := os.Open(filepath.Join(c.Bin, metricsServerManifest))
-	if err != nil {
-		return fmt.Errorf("metrics-server's manifest (make tools renders it): %w", err)
-	}
-	defer f.Close()
-	objs, err := bundle.Decode(f)
-	if err != nil {
-		return fmt.Errorf("%s: %w", metricsServerManifest, err)
-	}
-	for _, o := range objs {
-		if o.GetKind() == "Deployment" {
-			if err := useLocalMetricsServer(o); err != nil {
-				return err
-			}
-		}
-		if err := c.Client.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating metrics-server's %s %s: %w", o.GetKind(), o.GetName(), err)
-		}
-	}
-	return nil
+	return c.createFromManifest(ctx, filepath.Join(c.Bin, metricsServerManifest), useLocalMetricsServer)
 }
 
 // useLocalMetricsServer points metrics-server's Deployment at the local image, the cluster's CA
 // (in every pod's service account volume) and the real node.
-func useLocalMetricsServer(d *unstructured.Unstructured) error {
-	containers, _, err := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
-	if err != nil {
-		return fmt.Errorf("metrics-server's Deployment: %w", err)
-	}
-	if len(containers) != 1 {
-		return fmt.Errorf("metrics-server's Deployment: want one container, got %d", len(containers))
-	}
-	ctr := containers[0].(map[string]any)
+func useLocalMetricsServer(_ *unstructured.Unstructured, ctr map[string]any) {
 	ctr["image"] = MetricsServerImage
 	args, _ := ctr["args"].([]any)
 	ctr["args"] = append(args,
 		"--kubelet-certificate-authority=/var/run/secrets/kubernetes.io/serviceaccount/ca.crt",
 		"--node-selector="+NodeLabel+"=true")
-	return unstructured.SetNestedSlice(d.Object, containers, "spec", "template", "spec", "containers")
 }

@@ -23,7 +23,6 @@ import (
 
 	appv1 "github.com/mycompany/app-operator/api/v1"
 	appv1alpha1 "github.com/mycompany/app-operator/api/v1alpha1"
-	"github.com/mycompany/app-operator/internal/release/bundle"
 )
 
 // Namespaces and names the harness gives OLM's objects.
@@ -64,14 +63,10 @@ func (c *Cluster) InstallOLM(ctx context.Context, repoRoot string) error {
 			return err
 		}
 	}
-	objs, err := olmManifest(filepath.Join(module, "deploy", "upstream", "quickstart", "olm.yaml"))
-	if err != nil {
+	// Left out: the public catalog's CatalogSource and packageserver's ClusterServiceVersion.
+	if err := c.createFromManifest(ctx, filepath.Join(module, "deploy", "upstream", "quickstart", "olm.yaml"), useLocalOLMImage,
+		"", "CatalogSource", "ClusterServiceVersion"); err != nil {
 		return err
-	}
-	for _, o := range objs {
-		if err := c.Client.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating OLM's %s %s: %w", o.GetKind(), o.GetName(), err)
-		}
 	}
 	ns := &corev1.Namespace{}
 	if err := c.Client.Get(ctx, client.ObjectKey{Name: OperatorsNamespace}, ns); err != nil {
@@ -96,44 +91,12 @@ func (c *Cluster) InstallOLM(ctx context.Context, repoRoot string) error {
 	return nil
 }
 
-// olmManifest reads OLM's release manifest, without what InstallOLM leaves out, its
-// Deployments running the local cluster's OLM image.
-func olmManifest(path string) ([]*unstructured.Unstructured, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	all, err := bundle.Decode(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	var objs []*unstructured.Unstructured
-	for _, u := range all {
-		switch u.GetKind() {
-		case "", "CatalogSource", "ClusterServiceVersion":
-			continue
-		case "Deployment":
-			if err := useLocalOLMImage(u); err != nil {
-				return nil, fmt.Errorf("%s: %w", path, err)
-			}
-		}
-		objs = append(objs, u)
-	}
-	return objs, nil
-}
-
 // useLocalOLMImage points a Deployment of OLM's manifest at the local cluster's OLM image, as
 // its operators and as the catalog operator's util image, and gives the catalog operator the
 // opm image.
-func useLocalOLMImage(u *unstructured.Unstructured) error {
-	containers, _, err := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
-	if err != nil || len(containers) != 1 {
-		return fmt.Errorf("Deployment %s: want one container", u.GetName())
-	}
-	ctr := containers[0].(map[string]any)
+func useLocalOLMImage(d *unstructured.Unstructured, ctr map[string]any) {
 	ctr["image"] = OLMImage
-	if u.GetName() == "catalog-operator" {
+	if d.GetName() == "catalog-operator" {
 		var args []any
 		for _, a := range ctr["args"].([]any) {
 			s := strings.TrimSpace(fmt.Sprint(a))
@@ -149,7 +112,6 @@ func useLocalOLMImage(u *unstructured.Unstructured) error {
 		}
 		ctr["args"] = append(args, "--opmImage="+OPMImage)
 	}
-	return unstructured.SetNestedSlice(u.Object, containers, "spec", "template", "spec", "containers")
 }
 
 // olmModuleDir finds the module the olm and catalog commands were built from.
