@@ -107,6 +107,7 @@ func run(o options) error {
 		MigrationInterval:       o.migrationInterval,
 		// OLM sets OPERATOR_CONDITION_NAME; the Deployment passes its namespace down.
 		OperatorCondition: client.ObjectKey{Namespace: os.Getenv("OPERATOR_NAMESPACE"), Name: os.Getenv("OPERATOR_CONDITION_NAME")},
+		InstallMonitoring: o.installMonitoring,
 	}); err != nil {
 		return err
 	}

@@ -31,6 +31,7 @@ type options struct {
 	migrationInterval       time.Duration
 	syncPeriod              time.Duration
 	pprofAddr               string
+	installMonitoring       bool
 	qps                     float64
 	burst                   int
 	zap                     zap.Options
@@ -71,6 +72,7 @@ func bindFlags(fs *flag.FlagSet) *options {
 	fs.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", 16, "Number of Apps reconciled at the same time.")
 	fs.DurationVar(&o.migrationInterval, "storage-migration-interval", 10*time.Minute, "How often to check whether Apps stored in an older version must be rewritten.")
 	fs.DurationVar(&o.syncPeriod, "sync-period", 10*time.Hour, "How often every App is reconciled again even when nothing changed.")
+	fs.BoolVar(&o.installMonitoring, "install-monitoring", true, "Apply the ServiceMonitor and PrometheusRule in the manager's namespace wherever the Prometheus Operator's API is served; false where the install carries them (the Helm chart).")
 	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "", "Address of the pprof endpoint; empty disables it.")
 	fs.Float64Var(&o.qps, "kube-api-qps", 200, "Requests per second to the API server the manager may make, sustained.")
 	fs.IntVar(&o.burst, "kube-api-burst", 400, "Requests to the API server the manager may make in a burst.")

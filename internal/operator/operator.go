@@ -53,6 +53,9 @@ type Options struct {
 	// namespace is the manager's, where the monitoring objects go, owned by the
 	// ClusterServiceVersion of the same name.
 	OperatorCondition client.ObjectKey
+	// InstallMonitoring applies the ServiceMonitor and PrometheusRule where the Prometheus
+	// Operator runs; off where the install carries them itself (the Helm chart).
+	InstallMonitoring bool
 }
 
 // Scheme holds every type the operator reads or writes.
@@ -137,8 +140,8 @@ func setupControllers(mgr ctrl.Manager, o Options) error {
 	if err := mgr.Add(migrator); err != nil {
 		return fmt.Errorf("setting up the storage migration: %w", err)
 	}
-	if o.OperatorCondition.Namespace == "" {
-		return nil // not in a pod: nowhere to put the monitoring objects
+	if o.OperatorCondition.Namespace == "" || !o.InstallMonitoring {
+		return nil // not in a pod (nowhere to put the monitoring objects), or not asked to
 	}
 	dc, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
 	if err != nil {
