@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +16,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	appv1 "github.com/mycompany/app-operator/api/v1"
 	"github.com/mycompany/app-operator/controllers/desired"
@@ -32,11 +29,8 @@ const sampleImage = "quay.io/mycompany/app-operator-sample:v1.0.0"
 // workload on the real node.
 func sample(t *testing.T, ns string) *appv1.App {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(root, "config", "samples", "mycompany_v1_app.yaml"))
+	app, err := localcluster.SampleApp(ns)
 	require.NoError(t, err)
-	app := &appv1.App{}
-	require.NoError(t, yaml.UnmarshalStrict(raw, app))
-	app.Namespace = ns
 	return app
 }
 

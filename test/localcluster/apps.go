@@ -3,14 +3,32 @@ package localcluster
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	appv1 "github.com/mycompany/app-operator/api/v1"
 )
+
+// SampleApp reads the v1 sample App that ships in the bundle's examples (config/samples), in
+// namespace ns: its pods run the sample workload on the real node.
+func SampleApp(ns string) (*appv1.App, error) {
+	raw, err := os.ReadFile(filepath.Join(RepoRoot(), "config", "samples", "mycompany_v1_app.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	app := &appv1.App{}
+	if err := yaml.UnmarshalStrict(raw, app); err != nil {
+		return nil, err
+	}
+	app.Namespace = ns
+	return app, nil
+}
 
 // WaitForAppAvailable waits until an App is Available for its current generation with every
 // desired replica available, and says what it last saw if not.

@@ -23,7 +23,7 @@ func (c *Cluster) PublishCatalog(ctx context.Context, rel *Releases, upTo string
 // as it stood when release upTo was the newest, tagged v<upTo> as a release tags it, and
 // returns the catalog image: what users pull, for a CatalogSource of their own to name.
 func (c *Cluster) PushCatalog(ctx context.Context, rel *Releases, upTo string) (image.Built, error) {
-	if err := c.Push(ctx, rel.all()...); err != nil {
+	if err := c.PushImages(ctx, rel); err != nil {
 		return image.Built{}, err
 	}
 	dir := filepath.Join(c.Dir, "catalog-"+upTo)
@@ -31,6 +31,12 @@ func (c *Cluster) PushCatalog(ctx context.Context, rel *Releases, upTo string) (
 		return image.Built{}, err
 	}
 	return c.pushCatalogDir(ctx, rel, dir, publish.Tag(upTo))
+}
+
+// PushImages pushes every release's images to the cluster's registry, where the node pulls
+// them by the names users pull them by: what installs without OLM (Helm, kustomize) run.
+func (c *Cluster) PushImages(ctx context.Context, rel *Releases) error {
+	return c.Push(ctx, rel.all()...)
 }
 
 // ServeCatalogDir builds the catalog image of a catalog directory, tagged tag, pushes it and

@@ -1,0 +1,135 @@
+package deploy
+
+import (
+	"bytes"
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mycompany/app-operator/internal/release/bundle"
+	"github.com/mycompany/app-operator/test/chart"
+	"github.com/mycompany/app-operator/test/localcluster"
+)
+
+const (
+	helmNamespace = "app-operator"
+	helmRelease   = "app-operator"
+)
+
+// TestTheHelmChartInstallsUpgradesRollsBackAndUninstalls takes a release of the chart
+// through its life as helm does: install, then an App Available on the real node; an upgrade
+// that changes a flag and rotates the certificate; a rollback; an uninstall. The App is served
+// throughout, its workload's pod template never changes, and the uninstall leaves only the CRD
+// (kept on purpose: deleting it would delete every App and its workload).
+func TestTheHelmChartInstallsUpgradesRollsBackAndUninstalls(t *testing.T) {
+	ctx := context.Background()
+	c := startCluster(t)
+	h, err := chart.ForCluster(c.Kubeconfig, helmNamespace)
+	require.NoError(t, err)
+	manager := client.ObjectKey{Namespace: helmNamespace, Name: "app-operator-controller-manager"}
+
+	start := time.Now()
+	installed, err := h.Install(ctx, helmRelease, nil, 5*time.Minute)
+	require.NoError(t, err)
+	t.Logf("helm install: ready in %.1fs", time.Since(start).Seconds())
+	app := runSample(t, c, "web")
+	require.Equal(t, app.Spec.Image, mustString(t, readAsV1alpha1(t, c, app), "spec", "image"), "the conversion webhook serves v1alpha1")
+	template := podTemplate(t, c, app)
+	first := servingSecret(t, c)
+
+	// Upgrade: a flag of the manager's, and a new certificate.
+	start = time.Now()
+	_, err = h.Upgrade(ctx, helmRelease, map[string]any{
+		"manager":      map[string]any{"extraArgs": []any{"--sync-period=1h"}},
+		"certificates": map[string]any{"rotate": true},
+	}, 5*time.Minute)
+	require.NoError(t, err)
+	t.Logf("helm upgrade: ready in %.1fs", time.Since(start).Seconds())
+	require.Contains(t, managerArgs(t, c, manager), "--sync-period=1h")
+	rotated := servingSecret(t, c)
+	require.NotEqual(t, first.Data["tls.crt"], rotated.Data["tls.crt"], "the certificate was rotated")
+	// Until the next upgrade the API server trusts both CAs, so that no call fails while the
+	// kubelet brings the new certificate to the pods.
+	require.Equal(t, []string{subject(t, rotated.Data["ca.crt"]), subject(t, first.Data["ca.crt"])}, caBundleSubjects(t, c))
+	scale(t, c, app, 3)
+
+	// Rollback to the first revision: its flags and its certificate.
+	start = time.Now()
+	require.NoError(t, h.Rollback(helmRelease, 1, 5*time.Minute))
+	t.Logf("helm rollback: ready in %.1fs", time.Since(start).Seconds())
+	require.NotContains(t, managerArgs(t, c, manager), "--sync-period=1h")
+	require.Equal(t, first.Data, servingSecret(t, c).Data)
+	scale(t, c, app, 2)
+	assert.Equal(t, template, podTemplate(t, c, app), "App Operator's upgrade and rollback left the workload's pods alone")
+
+	// Uninstall: nothing of the release is left but the CRD, and with it the App and its
+	// workload.
+	require.NoError(t, h.Uninstall(helmRelease, 3*time.Minute))
+	objs, err := bundle.Decode(bytes.NewBufferString(installed.Manifest))
+	require.NoError(t, err)
+	for _, o := range objs {
+		got := &unstructured.Unstructured{}
+		got.SetGroupVersionKind(o.GroupVersionKind())
+		err := c.Client.Get(ctx, client.ObjectKeyFromObject(o), got)
+		if o.GetKind() == "CustomResourceDefinition" {
+			assert.NoError(t, err, "helm uninstall keeps the CRD")
+			continue
+		}
+		assert.True(t, apierrors.IsNotFound(err), "%s %s left behind: %v", o.GetKind(), client.ObjectKeyFromObject(o), err)
+	}
+	secrets := &corev1.SecretList{}
+	require.NoError(t, c.Client.List(ctx, secrets, client.InNamespace(helmNamespace), client.MatchingLabels{"owner": "helm"}))
+	assert.Empty(t, secrets.Items, "helm's release history is gone")
+	assert.Equal(t, template, podTemplate(t, c, app), "the App's workload runs on")
+}
+
+func servingSecret(t *testing.T, c *localcluster.Cluster) *corev1.Secret {
+	t.Helper()
+	s := &corev1.Secret{}
+	require.NoError(t, c.Client.Get(context.Background(), client.ObjectKey{Namespace: helmNamespace, Name: "app-operator-serving-cert"}, s))
+	return s
+}
+
+// caBundleSubjects are the subjects of the CAs the validating webhook's caBundle holds.
+func caBundleSubjects(t *testing.T, c *localcluster.Cluster) []string {
+	t.Helper()
+	v := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	require.NoError(t, c.Client.Get(context.Background(), client.ObjectKey{Name: "app-operator-validating-webhook-configuration"}, v))
+	var out []string
+	for rest := v.Webhooks[0].ClientConfig.CABundle; len(rest) > 0; {
+		var block *pem.Block
+		if block, rest = pem.Decode(rest); block == nil {
+			break
+		}
+		out = append(out, subject(t, pem.EncodeToMemory(block)))
+	}
+	return out
+}
+
+// subject is a PEM certificate's subject and serial number: two CAs of the same name differ.
+func subject(t *testing.T, certPEM []byte) string {
+	t.Helper()
+	block, _ := pem.Decode(certPEM)
+	require.NotNil(t, block)
+	cert, err := x509.ParseCertificate(block.Bytes)
+	require.NoError(t, err)
+	return cert.Subject.String() + " #" + cert.SerialNumber.String()
+}
+
+func mustString(t *testing.T, u *unstructured.Unstructured, fields ...string) string {
+	t.Helper()
+	s, found, err := unstructured.NestedString(u.Object, fields...)
+	require.NoError(t, err)
+	require.True(t, found, "%v", fields)
+	return s
+}
