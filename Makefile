@@ -85,6 +85,7 @@ chart-files:
 	@cp config/webhook/manifests.yaml $(CHART)/files/webhooks.yaml
 	@cp config/rbac/role.yaml $(CHART)/files/role.yaml
 	@cp internal/monitoring/servicemonitor.yaml internal/monitoring/prometheusrule.yaml $(CHART)/files/
+	@mkdir -p $(CHART)/files/network-policy && cp config/network-policy/allow-*.yaml $(CHART)/files/network-policy/
 	@cp $(addprefix config/rbac/,leader_election_role.yaml metrics_auth_role.yaml metrics_reader_role.yaml app_admin_role.yaml app_editor_role.yaml app_viewer_role.yaml) $(CHART)/files/rbac/
 
 .PHONY: generate

@@ -15,6 +15,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -348,4 +349,21 @@ func TestTheNotesSayHowToStartAndWhatUninstallKeeps(t *testing.T) {
 	_, notes, err = chart.Render(map[string]any{"crds": map[string]any{"keep": false}}, namespace)
 	require.NoError(t, err)
 	assert.NotContains(t, notes, "keeps the App CRD")
+}
+
+// TestTheChartCarriesTheBundlesNetworkPolicies checks that the chart admits what the bundle's
+// NetworkPolicies admit, for its own pods, and nothing when they are turned off.
+func TestTheChartCarriesTheBundlesNetworkPolicies(t *testing.T) {
+	objs := render(t, nil)
+	pods := find[appsv1.Deployment](t, objs, "Deployment").Spec.Template.Labels
+	for _, name := range []string{"allow-webhook-traffic", "allow-metrics-traffic"} {
+		var want networkingv1.NetworkPolicy
+		readYAML(t, "config/network-policy/"+name+".yaml", &want)
+		got := find[networkingv1.NetworkPolicy](t, objs, "NetworkPolicy", "app-operator-"+name)
+		assert.Equal(t, namespace, got.Namespace)
+		assert.Equal(t, want.Spec.Ingress, got.Spec.Ingress, name)
+		assert.Equal(t, want.Spec.PolicyTypes, got.Spec.PolicyTypes, name)
+		assert.True(t, selects(got.Spec.PodSelector.MatchLabels, pods), "%s applies to the manager's pods", name)
+	}
+	assert.Zero(t, kinds(render(t, map[string]any{"networkPolicy": map[string]any{"enabled": false}}))["NetworkPolicy"])
 }
