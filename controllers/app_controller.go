@@ -1,15 +1,17 @@
 // Package controllers holds App Operator's reconciler. Each reconcile reads as
 // fetch -> desired -> apply -> status: it reads the App, builds its desired children with the
-// pure functions of package desired, applies them with package apply (which writes nothing
-// when a child already matches), and writes the status computed by package status once, only
-// when it changed.
+// pure functions of package desired, applies them at once with package apply (which writes
+// nothing when a child already matches), and writes the status computed by package status
+// once, only when it changed.
 package controllers
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -122,56 +124,76 @@ func (r *AppReconciler) reconcile(ctx context.Context, req ctrl.Request) (time.D
 
 func appID(key client.ObjectKey) cachesync.ID { return cachesync.ID{Kind: "App", Key: key} }
 
-// applyChildren applies each wanted child and removes each unwanted one, in order, and stops
-// at the first failure. It emits one Event listing what it changed. It reports whether a child
-// it created earlier is awaited in the cache.
+// applyChildren applies each wanted child and removes each unwanted one, all at once: they are
+// independent objects, so a reconcile that creates them takes about as long as one write. It
+// emits one Event listing what it changed, in the children's order, and one listing what
+// failed. It reports whether a child it created earlier is awaited in the cache.
 func (r *AppReconciler) applyChildren(ctx context.Context, app *appv1.App, objs desired.Objects) (observed status.Observed, awaiting bool) {
+	children := objs.Children(app)
+	outcomes := make([]outcome, len(children))
+	var wg sync.WaitGroup
+	for i, child := range children {
+		wg.Go(func() { outcomes[i] = r.applyChild(ctx, app, child) })
+	}
+	wg.Wait()
+
 	var changes []string
+	var errs []error
 	reason := ""
-	defer func() {
-		if len(observed.Healed) > 0 {
-			reason = ReasonHealed
+	for i, o := range outcomes {
+		if o.err != nil {
+			errs = append(errs, o.err)
+			continue
 		}
-		if len(changes) > 0 {
-			log.FromContext(ctx).Info("applied the App's children", "changes", changes)
-			r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, reason, "Apply", "%s", strings.Join(changes, "; "))
-		}
-	}()
-	for _, child := range objs.Children(app) {
-		var current client.Object
-		var result apply.Result
-		var err error
-		if child.Wanted {
-			current, result, err = r.Applier.Apply(ctx, app, child.Object)
-		} else {
-			result, err = r.Applier.Remove(ctx, app, child.Object)
-		}
-		if err != nil {
-			r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, "ApplyFailed", "Apply", "%v", err)
-			observed.Err, observed.Blocked = err, blocked(err)
-			return observed, awaiting
-		}
-		awaiting = awaiting || result == apply.Awaiting
-		if result != apply.Unchanged && result != apply.Awaiting {
-			gvk, _ := apiutil.GVKForObject(child.Object, r.Client.Scheme())
-			change := fmt.Sprintf("%s %s %s", result, gvk.Kind, child.Object.GetName())
-			if heal := healing(app, result, gvk.Kind, child.Object.GetName()); heal != "" {
+		awaiting = awaiting || o.result == apply.Awaiting
+		if o.result != apply.Unchanged && o.result != apply.Awaiting {
+			gvk, _ := apiutil.GVKForObject(children[i].Object, r.Client.Scheme())
+			change := fmt.Sprintf("%s %s %s", o.result, gvk.Kind, children[i].Object.GetName())
+			if heal := healing(app, o.result, gvk.Kind, children[i].Object.GetName()); heal != "" {
 				change = heal
 				observed.Healed = append(observed.Healed, heal)
 			}
 			changes = append(changes, change)
 			if reason == "" {
-				reason = string(result)
+				reason = string(o.result)
 			}
 		}
-		switch c := current.(type) {
+		switch c := o.current.(type) {
 		case *appsv1.Deployment:
 			observed.Deployment = c
 		case *corev1.Service:
 			observed.ServiceName = c.Name
 		}
 	}
+	if len(observed.Healed) > 0 {
+		reason = ReasonHealed
+	}
+	if len(changes) > 0 {
+		log.FromContext(ctx).Info("applied the App's children", "changes", changes)
+		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, reason, "Apply", "%s", strings.Join(changes, "; "))
+	}
+	if len(errs) > 0 {
+		observed.Err = errors.Join(errs...)
+		observed.Blocked = !slices.ContainsFunc(errs, func(err error) bool { return !blocked(err) })
+		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, "ApplyFailed", "Apply", "%v", observed.Err)
+	}
 	return observed, awaiting
+}
+
+// outcome is what applying or removing one child did.
+type outcome struct {
+	current client.Object
+	result  apply.Result
+	err     error
+}
+
+func (r *AppReconciler) applyChild(ctx context.Context, app *appv1.App, child desired.Child) outcome {
+	if !child.Wanted {
+		result, err := r.Applier.Remove(ctx, app, child.Object)
+		return outcome{result: result, err: err}
+	}
+	current, result, err := r.Applier.Apply(ctx, app, child.Object)
+	return outcome{current: current, result: result, err: err}
 }
 
 // writeStatus writes the App's status in one patch, only when it changed.

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -69,21 +70,40 @@ func Scheme() *runtime.Scheme {
 	return s
 }
 
-// CacheOptions keep the cache small: no managedFields on any object, and only the children
-// that carry the operator's label. Every syncPeriod, every cached object is handed to the
-// controller again.
+// CacheOptions keep the cache small: no managedFields on any object, no copy of an App's last
+// kubectl apply, and only the children that carry the operator's label. Every syncPeriod,
+// every cached object is handed to the controller again.
 func CacheOptions(syncPeriod time.Duration) cache.Options {
 	managed := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{appv1.LabelManagedBy: appv1.ManagedByValue})}
 	return cache.Options{
 		SyncPeriod:       &syncPeriod,
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
+			&appv1.App{}:                             {Transform: TrimApp},
 			&appsv1.Deployment{}:                     managed,
 			&corev1.Service{}:                        managed,
 			&autoscalingv2.HorizontalPodAutoscaler{}: managed,
 			&policyv1.PodDisruptionBudget{}:          managed,
 		},
 	}
+}
+
+// lastApplied is the annotation in which kubectl apply keeps a copy of the whole object.
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+// TrimApp drops from a cached App what the operator never reads: its managedFields, and the
+// copy of its spec that a client-side kubectl apply keeps in an annotation, which would
+// double the App in the cache. The operator writes only an App's status, with a patch of the
+// status alone, so nothing dropped is ever written back.
+func TrimApp(obj any) (any, error) {
+	if o, ok := obj.(metav1.Object); ok {
+		o.SetManagedFields(nil)
+		if a := o.GetAnnotations(); a[lastApplied] != "" {
+			delete(a, lastApplied)
+			o.SetAnnotations(a)
+		}
+	}
+	return obj, nil
 }
 
 // Setup adds the operator's parts that o asks for to a manager built with Scheme and
