@@ -86,3 +86,16 @@ func conversions(ctx context.Context, c *localcluster.Cluster) (float64, error) 
 	}
 	return n, nil
 }
+
+// cpuPerApp divides a phase's CPU seconds among n Apps, in milliseconds: the manager's, and
+// the rest of the cluster's.
+func cpuPerApp(cpu map[string]float64, n int) (manager, controlPlane float64) {
+	for component, seconds := range cpu {
+		if component == "manager" {
+			manager += seconds
+		} else {
+			controlPlane += seconds
+		}
+	}
+	return manager * 1000 / float64(n), controlPlane * 1000 / float64(n)
+}

@@ -33,3 +33,19 @@ func TestCPUSecondsCountsTheNamedProcesses(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, none)
 }
+
+func TestCPUPerAppSplitsTheManagerFromTheControlPlane(t *testing.T) {
+	for _, tc := range []struct {
+		cpu                   map[string]float64
+		n                     int
+		manager, controlPlane float64
+	}{
+		{map[string]float64{"manager": 2, "kube-apiserver": 6, "etcd": 2}, 1000, 2, 8},
+		{map[string]float64{"kube-apiserver": 1}, 10, 0, 100},
+		{map[string]float64{}, 5, 0, 0},
+	} {
+		manager, controlPlane := cpuPerApp(tc.cpu, tc.n)
+		require.InDelta(t, tc.manager, manager, 1e-9, "%v", tc.cpu)
+		require.InDelta(t, tc.controlPlane, controlPlane, 1e-9, "%v", tc.cpu)
+	}
+}

@@ -61,6 +61,14 @@ type Result struct {
 	// creates an App's children cannot beat on the same API server.
 	BaselineP50Millis float64 `json:"baseline_pair_create_p50_ms"`
 	BaselineP99Millis float64 `json:"baseline_pair_create_p99_ms"`
+	// The time from an App's creation to the first status a watch shows for it, over every
+	// App of the first round.
+	FirstStatusP50Millis float64 `json:"first_status_p50_ms"`
+	FirstStatusP99Millis float64 `json:"first_status_p99_ms"`
+	// CPU milliseconds per App of the median round's convergence: the manager's, and the
+	// control plane's (every other component) beside it.
+	ManagerCPUMillisPerApp      float64 `json:"manager_cpu_ms_per_app"`
+	ControlPlaneCPUMillisPerApp float64 `json:"control_plane_cpu_ms_per_app"`
 	// Every comparison of the two phases. The first is the run's full measurement.
 	Rounds []Round `json:"rounds,omitempty"`
 }
@@ -69,8 +77,9 @@ type Result struct {
 func (r Result) kibPerApp(bytes float64) float64 { return bytes / 1024 / float64(r.Apps) }
 
 func (r Result) line() string {
-	return fmt.Sprintf("BENCH apps=%d converge_s=%.2f baseline_s=%.2f ratio=%.2f writes_per_app=%.2f steady_writes=%d heap_kib_per_app=%.2f p50_ms=%.1f p99_ms=%.1f",
-		r.Apps, r.ConvergeSeconds, r.BaselineSeconds, r.Ratio, r.WritesPerApp, r.SteadyWrites, r.HeapKiBPerApp, r.P50Millis, r.P99Millis)
+	return fmt.Sprintf("BENCH apps=%d converge_s=%.2f baseline_s=%.2f ratio=%.2f writes_per_app=%.2f steady_writes=%d heap_kib_per_app=%.2f p50_ms=%.1f p99_ms=%.1f baseline_pair_p99_ms=%.1f first_status_p99_ms=%.1f manager_cpu_ms_per_app=%.2f",
+		r.Apps, r.ConvergeSeconds, r.BaselineSeconds, r.Ratio, r.WritesPerApp, r.SteadyWrites, r.HeapKiBPerApp, r.P50Millis, r.P99Millis,
+		r.BaselineP99Millis, r.FirstStatusP99Millis, r.ManagerCPUMillisPerApp)
 }
 
 func main() {

@@ -24,10 +24,12 @@ import (
 // where the API server's CPU went.
 type phase struct {
 	created, took time.Duration
-	curve         []Point
-	cpu           map[string]float64
-	apiServer     *profile.Profile
-	apiServerCPU  map[string]float64 // by activity
+	// firstStatus are the times from each App's creation to its first status (Apps only).
+	firstStatus  []time.Duration
+	curve        []Point
+	cpu          map[string]float64
+	apiServer    *profile.Profile
+	apiServerCPU map[string]float64 // by activity
 }
 
 // measure watches namespace ns for objects like obj, runs create, then waits until available
@@ -135,10 +137,23 @@ func convergeApps(ctx context.Context, c *localcluster.Cluster, o options) (phas
 	if err := c.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		return phase{}, err
 	}
-	create := func() error {
-		return parallel(o.apps, o.concurrency, func(i int) error { return c.Client.Create(ctx, benchApp(ns, i)) })
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	first, err := watchFirstStatus(watchCtx, c, ns)
+	if err != nil {
+		return phase{}, err
 	}
-	return measure(ctx, c, ns, &appv1.App{}, o.apps, "every App to be Available", create, func(ctx context.Context, watched client.Reader) (int, error) {
+	create := func() error {
+		return parallel(o.apps, o.concurrency, func(i int) error {
+			app := benchApp(ns, i)
+			if err := c.Client.Create(ctx, app); err != nil {
+				return err
+			}
+			first.wasCreated(app.Name, time.Now())
+			return nil
+		})
+	}
+	p, err := measure(ctx, c, ns, &appv1.App{}, o.apps, "every App to be Available", create, func(ctx context.Context, watched client.Reader) (int, error) {
 		apps := &appv1.AppList{}
 		if err := watched.List(ctx, apps, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
 			return 0, err
@@ -151,6 +166,8 @@ func convergeApps(ctx context.Context, c *localcluster.Cluster, o options) (phas
 		}
 		return available, nil
 	})
+	p.firstStatus = first.latencies()
+	return p, err
 }
 
 // benchApp is one App of the benchmark: its pod runs on kwok's fake nodes.

@@ -173,6 +173,7 @@ func run(ctx context.Context, o options) (Result, error) {
 		return r, err
 	}
 	r.ConvergeSeconds, r.CreateSeconds, r.ConvergeCPU = converge.took.Seconds(), converge.created.Seconds(), converge.cpu
+	r.FirstStatusP50Millis, r.FirstStatusP99Millis = millis(quantile(converge.firstStatus, 0.5)), millis(quantile(converge.firstStatus, 0.99))
 	convertedAfter, err := conversions(ctx, c)
 	if err != nil {
 		return r, err
@@ -229,6 +230,7 @@ func run(ctx context.Context, o options) (Result, error) {
 	r.Rounds = append([]Round{newRound(first, converge, false)}, more...)
 	m := median(r.Rounds)
 	r.comparison = m.comparison
+	r.ManagerCPUMillisPerApp, r.ControlPlaneCPUMillisPerApp = cpuPerApp(m.ConvergeCPU, o.apps)
 	return r, m.writeProfiles(profilePrefix(o))
 }
 

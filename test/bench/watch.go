@@ -14,7 +14,7 @@ import (
 // returns it once synced. The benchmark waits on it: a list of every object each second would
 // load the API server it measures, and more for Apps (JSON) than for Deployments (protobuf).
 // The cache stops when ctx ends.
-func watchNamespace(ctx context.Context, c *localcluster.Cluster, ns string, obj client.Object) (client.Reader, error) {
+func watchNamespace(ctx context.Context, c *localcluster.Cluster, ns string, obj client.Object) (cache.Cache, error) {
 	cc, err := cache.New(c.Config, cache.Options{
 		Scheme:            c.Client.Scheme(),
 		DefaultNamespaces: map[string]cache.Config{ns: {}},
