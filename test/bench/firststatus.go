@@ -6,9 +6,9 @@ import (
 	"time"
 
 	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	appv1 "github.com/mycompany/app-operator/api/v1"
-	"github.com/mycompany/app-operator/test/localcluster"
 )
 
 // firstStatus records, for each App, when its creation returned and when a watch first showed
@@ -19,23 +19,22 @@ type firstStatus struct {
 	status  map[string]time.Time
 }
 
-// watchFirstStatus starts recording the first status of every App in namespace ns, until ctx
-// ends. Creations are recorded with created.
-func watchFirstStatus(ctx context.Context, c *localcluster.Cluster, ns string) (*firstStatus, error) {
-	f := &firstStatus{created: map[string]time.Time{}, status: map[string]time.Time{}}
-	watched, err := watchNamespace(ctx, c, ns, &appv1.App{})
-	if err != nil {
-		return nil, err
-	}
+func newFirstStatus() *firstStatus {
+	return &firstStatus{created: map[string]time.Time{}, status: map[string]time.Time{}}
+}
+
+// record starts recording the first status of every App the watch of Apps shows.
+// Creations are recorded with wasCreated.
+func (f *firstStatus) record(ctx context.Context, watched cache.Cache) error {
 	informer, err := watched.GetInformer(ctx, &appv1.App{})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	_, err = informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { f.observe(obj, time.Now()) },
 		UpdateFunc: func(_, obj any) { f.observe(obj, time.Now()) },
 	})
-	return f, err
+	return err
 }
 
 func (f *firstStatus) observe(obj any, at time.Time) {

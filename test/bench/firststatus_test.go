@@ -15,7 +15,7 @@ func TestFirstStatusTimesEachAppFromItsCreationToItsFirstStatus(t *testing.T) {
 	app := func(name string, observed int64) *appv1.App {
 		return &appv1.App{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: appv1.AppStatus{ObservedGeneration: observed}}
 	}
-	f := &firstStatus{created: map[string]time.Time{}, status: map[string]time.Time{}}
+	f := newFirstStatus()
 	f.wasCreated("a", t0)
 	f.observe(app("a", 0), t0.Add(100*time.Millisecond)) // no status yet
 	f.observe(app("a", 1), t0.Add(300*time.Millisecond))

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appv1 "github.com/mycompany/app-operator/api/v1"
@@ -34,13 +35,19 @@ type phase struct {
 
 // measure watches namespace ns for objects like obj, runs create, then waits until available
 // counts every one of n objects in what the watch shows, and times both. It records how many
-// were available at each change of the count: the converge curve.
-func measure(ctx context.Context, c *localcluster.Cluster, ns string, obj client.Object, n int, what string, create func() error, available func(context.Context, client.Reader) (int, error)) (phase, error) {
+// were available at each change of the count: the converge curve. watching, when set, is
+// handed the watch before anything is created.
+func measure(ctx context.Context, c *localcluster.Cluster, ns string, obj client.Object, n int, what string, watching func(cache.Cache) error, create func() error, available func(context.Context, client.Reader) (int, error)) (phase, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	watched, err := watchNamespace(ctx, c, ns, obj)
 	if err != nil {
 		return phase{}, err
+	}
+	if watching != nil {
+		if err := watching(watched); err != nil {
+			return phase{}, err
+		}
 	}
 	cpu, err := cpuSeconds(components)
 	if err != nil {
@@ -107,7 +114,7 @@ func baseline(ctx context.Context, c *localcluster.Cluster, o options) (p phase,
 			return nil
 		})
 	}
-	p, err = measure(ctx, c, ns, &appsv1.Deployment{}, o.apps, "every baseline Deployment to be Available", create, func(ctx context.Context, watched client.Reader) (int, error) {
+	p, err = measure(ctx, c, ns, &appsv1.Deployment{}, o.apps, "every baseline Deployment to be Available", nil, create, func(ctx context.Context, watched client.Reader) (int, error) {
 		deployments := &appsv1.DeploymentList{}
 		if err := watched.List(ctx, deployments, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
 			return 0, err
@@ -137,12 +144,8 @@ func convergeApps(ctx context.Context, c *localcluster.Cluster, o options) (phas
 	if err := c.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		return phase{}, err
 	}
-	watchCtx, stopWatch := context.WithCancel(ctx)
-	defer stopWatch()
-	first, err := watchFirstStatus(watchCtx, c, ns)
-	if err != nil {
-		return phase{}, err
-	}
+	first := newFirstStatus()
+	watching := func(watched cache.Cache) error { return first.record(ctx, watched) }
 	create := func() error {
 		return parallel(o.apps, o.concurrency, func(i int) error {
 			app := benchApp(ns, i)
@@ -153,7 +156,7 @@ func convergeApps(ctx context.Context, c *localcluster.Cluster, o options) (phas
 			return nil
 		})
 	}
-	p, err := measure(ctx, c, ns, &appv1.App{}, o.apps, "every App to be Available", create, func(ctx context.Context, watched client.Reader) (int, error) {
+	p, err := measure(ctx, c, ns, &appv1.App{}, o.apps, "every App to be Available", watching, create, func(ctx context.Context, watched client.Reader) (int, error) {
 		apps := &appv1.AppList{}
 		if err := watched.List(ctx, apps, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
 			return 0, err
