@@ -272,7 +272,8 @@ func TestCertManagerIssuesTheCertificateWhenAsked(t *testing.T) {
 }
 
 func TestMonitoringIsTheReleasesWhenAsked(t *testing.T) {
-	assert.Zero(t, kinds(render(t, nil))["ServiceMonitor"]+kinds(render(t, nil))["PrometheusRule"], "off by default")
+	byKind := kinds(render(t, nil))
+	assert.Zero(t, byKind["ServiceMonitor"]+byKind["PrometheusRule"], "off by default")
 
 	objs := render(t, map[string]any{"monitoring": map[string]any{
 		"serviceMonitor": map[string]any{"enabled": true, "labels": map[string]any{"release": "prometheus"}},

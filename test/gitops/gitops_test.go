@@ -22,7 +22,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	appv1 "github.com/mycompany/app-operator/api/v1"
-	"github.com/mycompany/app-operator/internal/release/bundle"
 	"github.com/mycompany/app-operator/test/localcluster"
 )
 
@@ -100,12 +99,7 @@ func TestTheFluxAndArgoCDManifestsApplyTheseFolders(t *testing.T) {
 // build runs kustomize on a folder of config/gitops and returns its objects.
 func build(t *testing.T, folder string) []*unstructured.Unstructured {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(root, "bin", "kustomize"), "build", filepath.Join(root, "config", "gitops", folder))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, stderr.String())
-	objs, err := bundle.Decode(bytes.NewReader(out))
+	objs, err := localcluster.Render(exec.Command(filepath.Join(root, "bin", "kustomize"), "build", filepath.Join(root, "config", "gitops", folder)))
 	require.NoError(t, err)
 	return objs
 }

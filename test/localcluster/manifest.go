@@ -1,9 +1,11 @@
 package localcluster
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -52,4 +54,16 @@ func editContainer(d *unstructured.Unstructured, edit func(d *unstructured.Unstr
 	}
 	edit(d, containers[0].(map[string]any))
 	return unstructured.SetNestedSlice(d.Object, containers, "spec", "template", "spec", "containers")
+}
+
+// Render runs a command that prints manifests (kustomize build, make deploy-manifests) and
+// returns their objects; a failure says what the command printed to stderr.
+func Render(cmd *exec.Cmd) ([]*unstructured.Unstructured, error) {
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %s", cmd, err, stderr.String())
+	}
+	return bundle.Decode(bytes.NewReader(out))
 }

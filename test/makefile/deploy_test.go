@@ -1,7 +1,6 @@
 package makefile_test
 
 import (
-	"bytes"
 	"encoding/base64"
 	"os"
 	"os/exec"
@@ -15,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/mycompany/app-operator/internal/release"
-	"github.com/mycompany/app-operator/internal/release/bundle"
+	"github.com/mycompany/app-operator/test/localcluster"
 )
 
 // TestMakeDeployRunsTheImageItIsGivenAndLeavesTheTreeClean renders what make deploy applies,
@@ -110,11 +109,7 @@ func deployManifests(t *testing.T, root string, vars ...string) []*unstructured.
 	t.Helper()
 	cmd := exec.Command("make", append([]string{"--no-print-directory", "-s", "-o", "manifests", "deploy-manifests"}, vars...)...)
 	cmd.Dir = root
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, stderr.String())
-	objs, err := bundle.Decode(bytes.NewReader(out))
+	objs, err := localcluster.Render(cmd)
 	require.NoError(t, err)
 	return objs
 }
