@@ -29,10 +29,22 @@ func main() {
 	namespace := flag.String("namespace", "app-operator-system", "Namespace the manager runs in.")
 	days := flag.Int("days", 365, "How many days the serving certificate is valid; the CA is valid ten times as long.")
 	flag.Parse()
+	if err := validDays(*days); err != nil {
+		fmt.Fprintln(os.Stderr, "certs:", err)
+		os.Exit(2)
+	}
 	if err := write(*out, *namespace, time.Duration(*days)*24*time.Hour); err != nil {
 		fmt.Fprintln(os.Stderr, "certs:", err)
 		os.Exit(1)
 	}
+}
+
+// validDays refuses a validity that would make a certificate expired when written.
+func validDays(days int) error {
+	if days < 1 {
+		return fmt.Errorf("--days must be at least 1, got %d", days)
+	}
+	return nil
 }
 
 func write(dir, namespace string, validity time.Duration) error {

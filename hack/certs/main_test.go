@@ -35,3 +35,10 @@ func TestTheCertificateServesBothServicesUntilItExpires(t *testing.T) {
 		assert.Equal(t, tc.ok, err == nil, "%s at %s: %v", tc.name, tc.at, err)
 	}
 }
+
+func TestAValidityOfLessThanADayIsRefusedByName(t *testing.T) {
+	for days, want := range map[int]string{0: "--days must be at least 1, got 0", -3: "--days must be at least 1, got -3"} {
+		assert.EqualError(t, validDays(days), want)
+	}
+	assert.NoError(t, validDays(1))
+}
