@@ -2,7 +2,7 @@
 // the cluster it is given and prints the result as a scorecard v1alpha3 TestStatus, the only
 // output scorecard reads. The tests are named in bundle/tests/scorecard/config.yaml:
 //
-//	app-scorecard app-becomes-available|invalid-app-refused|conversion-round-trip
+//	app-scorecard app-becomes-available|invalid-app-refused
 //
 // It uses the in-cluster configuration in scorecard's test pod, or KUBECONFIG elsewhere, and
 // creates what it needs in SCORECARD_NAMESPACE (default "default"), deleting it afterwards.

@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appv1 "github.com/mycompany/app-operator/api/v1"
-	"github.com/mycompany/app-operator/api/v1alpha1"
 )
 
 type test func(ctx context.Context, c client.Client, ns string) v1alpha3.TestResult
@@ -23,7 +22,6 @@ type test func(ctx context.Context, c client.Client, ns string) v1alpha3.TestRes
 var tests = map[string]test{
 	"app-becomes-available": appBecomesAvailable,
 	"invalid-app-refused":   invalidAppRefused,
-	"conversion-round-trip": conversionRoundTrip,
 }
 
 // sampleImage is the sample workload that config/samples runs: App Operator publishes it beside
@@ -83,40 +81,4 @@ func invalidAppRefused(ctx context.Context, c client.Client, ns string) v1alpha3
 		}
 	}
 	return pass("refused: " + err.Error())
-}
-
-// conversionRoundTrip writes an App as v1alpha1, adds v1-only fields through v1, and checks
-// that both versions read back what was written.
-func conversionRoundTrip(ctx context.Context, c client.Client, ns string) v1alpha3.TestResult {
-	old := &v1alpha1.App{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "scorecard-conversion-"},
-		Spec:       v1alpha1.AppSpec{Image: sampleImage, Replicas: ptr.To(int32(1))},
-	}
-	if err := c.Create(ctx, old); err != nil {
-		return fail(err, "check that the conversion webhook answers")
-	}
-	defer func() { _ = c.Delete(context.Background(), old) }()
-	key := client.ObjectKeyFromObject(old)
-
-	app := &appv1.App{}
-	if err := c.Get(ctx, key, app); err != nil {
-		return fail(fmt.Errorf("reading the v1alpha1 App as v1: %w", err), "check the CRD's conversion webhook")
-	}
-	patch := client.MergeFrom(app.DeepCopy())
-	app.Spec.Args = []string{"--scorecard"}
-	if err := c.Patch(ctx, app, patch); err != nil {
-		return fail(fmt.Errorf("writing a v1-only field: %w", err), "")
-	}
-	again := &v1alpha1.App{}
-	if err := c.Get(ctx, key, again); err != nil || again.Spec.Image != old.Spec.Image {
-		return fail(fmt.Errorf("reading back as v1alpha1: image %q: %w", again.Spec.Image, err), "")
-	}
-	back := &appv1.App{}
-	if err := c.Get(ctx, key, back); err != nil {
-		return fail(err, "")
-	}
-	if len(back.Spec.Args) != 1 || back.Spec.Args[0] != "--scorecard" {
-		return fail(fmt.Errorf("the v1-only field was lost in conversion: args %v", back.Spec.Args), "")
-	}
-	return pass("v1alpha1 -> v1 -> v1alpha1 -> v1 kept every field")
 }

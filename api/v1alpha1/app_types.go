@@ -26,8 +26,10 @@ type AppStatus struct {
 }
 
 // App runs a container image as a managed workload. This is the original, flat version of
-// the API, deprecated: mycompany.com/v1 holds every field of it and more.
+// the API, no longer served: mycompany.com/v1 holds every field of it and more. It stays in
+// the CRD, unserved, so that Apps 0.1.0 stored in it can still be read, converted and migrated.
 // +kubebuilder:object:root=true
+// +kubebuilder:unservedversion
 // +kubebuilder:deprecatedversion:warning="mycompany.com/v1alpha1 App is deprecated; use mycompany.com/v1, which holds every field of it and more"
 // +kubebuilder:resource:path=apps,singular=app,scope=Namespaced,categories=all
 // +kubebuilder:subresource:status

@@ -24,13 +24,15 @@ var env *envtest.Environment
 
 func TestMain(m *testing.M) { os.Exit(envtest.Run(m, &env)) }
 
-// setStorage makes version the CRD's storage version, optionally dropping the other version.
+// setStorage makes version the CRD's storage version, and served, as every release that stored
+// it served it, optionally dropping the other version.
 func setStorage(t *testing.T, version string, drop bool) {
 	crd := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: storagemigration.CRDName}}
 	env.Update(t, crd, func() {
 		var versions []apiextensionsv1.CustomResourceDefinitionVersion
 		for _, v := range crd.Spec.Versions {
 			v.Storage = v.Name == version
+			v.Served = v.Served || v.Storage
 			if !drop || v.Storage {
 				versions = append(versions, v)
 			}
@@ -56,7 +58,8 @@ func TestAppsStoredAsV1alpha1AreMigratedToV1(t *testing.T) {
 		if i%2 == 0 {
 			old := &v1alpha1.App{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("old-%d", i)},
 				Spec: v1alpha1.AppSpec{Image: "nginx:1.27", Replicas: ptr.To(int32(i))}}
-			require.NoError(t, env.Client.Create(ctx, old))
+			// The API server serves v1alpha1 once its discovery shows it.
+			envtest.Eventually(t, func(c *require.Assertions) { c.NoError(env.Client.Create(ctx, old)) }, "a v1alpha1 App to be created")
 		} else {
 			app := &appv1.App{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("new-%d", i)},
 				Spec: appv1.AppSpec{Image: "nginx:1.27", Args: []string{"--n", fmt.Sprint(i)},

@@ -38,8 +38,6 @@ func Setup(mgr ctrl.Manager) error {
 	defaulting.Handler = quantityChecker{next: typeChecker{next: defaulting.Handler, Reader: mgr.GetAPIReader()}}
 	defaulting.RecoverPanic = ptr.To(true)
 	mgr.GetWebhookServer().Register(mutatePath, defaulting)
-	types := &admission.Webhook{Handler: typeChecker{Reader: mgr.GetAPIReader(), Decoder: admission.NewDecoder(mgr.GetScheme()), Scheme: mgr.GetScheme()}, RecoverPanic: ptr.To(true)}
-	mgr.GetWebhookServer().Register(typesPath, types)
 	mgr.GetWebhookServer().Register(scalePath, &admission.Webhook{Handler: scaleGuard{Reader: mgr.GetAPIReader()}, RecoverPanic: ptr.To(true)})
 	return ctrl.NewWebhookManagedBy(mgr, &appv1.App{}).
 		WithValidator(AppWebhook{Client: mgr.GetClient()}).

@@ -3,46 +3,26 @@ package webhook_test
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appv1 "github.com/mycompany/app-operator/api/v1"
 	"github.com/mycompany/app-operator/api/v1alpha1"
-	"github.com/mycompany/app-operator/internal/operator"
 )
-
-// warnings collects the warnings the API server returns.
-type warnings struct {
-	mu  sync.Mutex
-	all []string
-}
-
-func (w *warnings) HandleWarningHeader(_ int, _ string, text string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.all = append(w.all, text)
-}
-
-func clientWithWarnings(t *testing.T) (client.Client, *warnings) {
-	w := &warnings{}
-	cfg := rest.CopyConfig(env.Config)
-	cfg.WarningHandler = w
-	c, err := client.New(cfg, client.Options{Scheme: operator.Scheme()})
-	require.NoError(t, err)
-	return c, w
-}
 
 func TestDefaultsAreApplied(t *testing.T) {
 	ctx := context.Background()
@@ -61,21 +41,46 @@ func TestDefaultsAreApplied(t *testing.T) {
 	require.Equal(t, []corev1.Capability{"ALL"}, app.Spec.SecurityContext.Container.Capabilities.Drop)
 }
 
-func TestV1alpha1AppsAreDefaultedAndDeprecated(t *testing.T) {
+// v1alpha1 is no longer served: a client that still writes it is told so, naming the version,
+// and nothing is created. The CRD keeps the version, unserved, for what 0.1.0 stored in it.
+func TestV1alpha1IsNoLongerServed(t *testing.T) {
 	ctx := context.Background()
-	c, w := clientWithWarnings(t)
+	ns := env.Namespace(t)
 	old := &v1alpha1.App{
-		ObjectMeta: metav1.ObjectMeta{Namespace: env.Namespace(t), Name: "legacy"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "legacy"},
 		Spec:       v1alpha1.AppSpec{Image: "nginx:1.27"},
 	}
-	require.NoError(t, c.Create(ctx, old))
-	require.Equal(t, int32(1), *old.Spec.Replicas)
-	require.Contains(t, strings.Join(w.all, "\n"), "mycompany.com/v1alpha1 App is deprecated; use mycompany.com/v1")
+	err := env.Client.Create(ctx, old)
+	require.True(t, meta.IsNoMatchError(err), "want no match for the version, got %v", err)
+	require.Contains(t, err.Error(), `no matches for kind "App" in version "mycompany.com/v1alpha1"`)
 
-	var app appv1.App
-	require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(old), &app))
-	require.Equal(t, "nginx:1.27", app.Spec.Image)
-	require.Equal(t, "http", app.Spec.Service.TargetPort, "v1 defaults are kept for a v1alpha1 App")
+	// A client that skips discovery, as a raw request does, gets 404 from the API server.
+	body := `{"apiVersion":"mycompany.com/v1alpha1","kind":"App","metadata":{"name":"legacy"},"spec":{"image":"nginx:1.27"}}`
+	res := rawClient(t).Post().AbsPath("/apis/mycompany.com/v1alpha1/namespaces", ns, "apps").Body([]byte(body)).Do(ctx)
+	require.True(t, apierrors.IsNotFound(res.Error()), "want 404, got %v", res.Error())
+
+	err = env.Client.Get(ctx, client.ObjectKeyFromObject(old), &appv1.App{})
+	require.True(t, apierrors.IsNotFound(err), "nothing was created: %v", err)
+
+	var crd apiextensionsv1.CustomResourceDefinition
+	require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Name: "apps.mycompany.com"}, &crd))
+	served := map[string]bool{}
+	for _, v := range crd.Spec.Versions {
+		served[v.Name] = v.Served
+	}
+	require.Equal(t, map[string]bool{"v1": true, "v1alpha1": false}, served)
+	require.Equal(t, []string{"v1"}, crd.Status.StoredVersions, "this release stores v1")
+}
+
+// rawClient is a REST client of the test's API server that needs no scheme or discovery.
+func rawClient(t *testing.T) *rest.RESTClient {
+	t.Helper()
+	cfg := rest.CopyConfig(env.Config)
+	cfg.GroupVersion = &schema.GroupVersion{}
+	cfg.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
+	c, err := rest.UnversionedRESTClientFor(cfg)
+	require.NoError(t, err)
+	return c
 }
 
 func TestInvalidAppsAreRefusedNamingEachField(t *testing.T) {
@@ -171,49 +176,6 @@ func TestAnUpdateThatBreaksAnAppIsRefused(t *testing.T) {
 	require.Equal(t, "nginx:1.27", stored.Spec.Image)
 }
 
-func TestConversionWebhookRoundTripsThroughStorage(t *testing.T) {
-	ctx := context.Background()
-	ns := env.Namespace(t)
-	old := &v1alpha1.App{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
-		Spec:       v1alpha1.AppSpec{Image: "nginx:1.27", Replicas: ptr.To(int32(3))},
-	}
-	require.NoError(t, env.Client.Create(ctx, old))
-
-	// Read as v1: the v1alpha1 fields arrive.
-	var app appv1.App
-	require.NoError(t, env.Client.Get(ctx, client.ObjectKeyFromObject(old), &app))
-	require.Equal(t, "nginx:1.27", app.Spec.Image)
-	require.Equal(t, int32(3), *app.Spec.Replicas)
-
-	// Write v1-only fields through v1; they survive storage as v1alpha1. (Patches, because the
-	// operator writes the App's status meanwhile.)
-	patch := client.MergeFrom(app.DeepCopy())
-	app.Spec.Args = []string{"--verbose"}
-	app.Spec.Autoscaling = &appv1.AutoscalingSpec{MinReplicas: ptr.To(int32(2)), MaxReplicas: 4}
-	require.NoError(t, env.Client.Patch(ctx, &app, patch))
-
-	var asOld v1alpha1.App
-	require.NoError(t, env.Client.Get(ctx, client.ObjectKeyFromObject(old), &asOld))
-	require.Equal(t, "nginx:1.27", asOld.Spec.Image)
-	require.Contains(t, asOld.Annotations, v1alpha1.ConversionDataAnnotation)
-
-	// A v1alpha1 client changes the image; v1 sees the change and keeps its own fields.
-	patchOld := client.MergeFrom(asOld.DeepCopy())
-	asOld.Spec.Image = "nginx:1.28"
-	require.NoError(t, env.Client.Patch(ctx, &asOld, patchOld))
-	var back appv1.App
-	require.NoError(t, env.Client.Get(ctx, client.ObjectKeyFromObject(old), &back))
-	require.Equal(t, "nginx:1.28", back.Spec.Image)
-	require.Equal(t, []string{"--verbose"}, back.Spec.Args)
-	require.Equal(t, int32(4), back.Spec.Autoscaling.MaxReplicas)
-	require.NotContains(t, back.Annotations, v1alpha1.ConversionDataAnnotation)
-
-	var crd apiextensionsv1.CustomResourceDefinition
-	require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Name: "apps.mycompany.com"}, &crd))
-	require.Equal(t, []string{"v1"}, crd.Status.StoredVersions, "this release stores v1")
-}
-
 func TestAMalformedQuantityIsRefusedNamingTheField(t *testing.T) {
 	app := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "mycompany.com/v1", "kind": "App",
@@ -237,21 +199,19 @@ func TestAMalformedQuantityIsRefusedNamingTheField(t *testing.T) {
 func TestValuesOfTheWrongTypeAreRefusedNamingTheField(t *testing.T) {
 	ns := env.Namespace(t)
 	cases := []struct {
-		name, version string
-		spec          map[string]any
-		field, rule   string
+		name        string
+		spec        map[string]any
+		field, rule string
 	}{
-		{"replicas a string", "v1", map[string]any{"replicas": "three"}, "spec.replicas", "must be of type integer"},
-		{"replicas beyond 32 bits", "v1", map[string]any{"replicas": int64(99999999999)}, "spec.replicas", "must be of type integer with format int32"},
-		{"image a number", "v1", map[string]any{"image": int64(5)}, "spec.image", "must be of type string"},
-		{"args not a list", "v1", map[string]any{"args": "--verbose"}, "spec.args", "must be of type array"},
-		{"service not an object", "v1", map[string]any{"service": "yes"}, "spec.service", "must be of type object"},
-		{"port a string", "v1", map[string]any{"ports": []any{map[string]any{"name": "http", "containerPort": "eighty"}}}, "spec.ports[0].containerPort", "must be of type integer"},
-		{"autoscaling max a fraction", "v1", map[string]any{"autoscaling": map[string]any{"maxReplicas": 2.5}}, "spec.autoscaling.maxReplicas", "must be of type int32"},
-		{"autoRollback a string", "v1", map[string]any{"rollout": map[string]any{"autoRollback": "no"}}, "spec.rollout.autoRollback", "must be of type boolean"},
-		{"pod label value a number", "v1", map[string]any{"podLabels": map[string]any{"tier": int64(1)}}, "spec.podLabels.tier", "must be of type string"},
-		{"v1alpha1 replicas a string", "v1alpha1", map[string]any{"replicas": "three"}, "spec.replicas", "must be of type integer"},
-		{"v1alpha1 replicas beyond 32 bits", "v1alpha1", map[string]any{"replicas": int64(99999999999)}, "spec.replicas", "must be of type integer with format int32"},
+		{"replicas a string", map[string]any{"replicas": "three"}, "spec.replicas", "must be of type integer"},
+		{"replicas beyond 32 bits", map[string]any{"replicas": int64(99999999999)}, "spec.replicas", "must be of type integer with format int32"},
+		{"image a number", map[string]any{"image": int64(5)}, "spec.image", "must be of type string"},
+		{"args not a list", map[string]any{"args": "--verbose"}, "spec.args", "must be of type array"},
+		{"service not an object", map[string]any{"service": "yes"}, "spec.service", "must be of type object"},
+		{"port a string", map[string]any{"ports": []any{map[string]any{"name": "http", "containerPort": "eighty"}}}, "spec.ports[0].containerPort", "must be of type integer"},
+		{"autoscaling max a fraction", map[string]any{"autoscaling": map[string]any{"maxReplicas": 2.5}}, "spec.autoscaling.maxReplicas", "must be of type int32"},
+		{"autoRollback a string", map[string]any{"rollout": map[string]any{"autoRollback": "no"}}, "spec.rollout.autoRollback", "must be of type boolean"},
+		{"pod label value a number", map[string]any{"podLabels": map[string]any{"tier": int64(1)}}, "spec.podLabels.tier", "must be of type string"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -260,7 +220,7 @@ func TestValuesOfTheWrongTypeAreRefusedNamingTheField(t *testing.T) {
 				spec[k] = v
 			}
 			app := &unstructured.Unstructured{Object: map[string]any{
-				"apiVersion": "mycompany.com/" + tc.version, "kind": "App",
+				"apiVersion": "mycompany.com/v1", "kind": "App",
 				"metadata": map[string]any{"namespace": ns, "name": "web"},
 				"spec":     spec,
 			}}

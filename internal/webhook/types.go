@@ -11,8 +11,6 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	schemavalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -26,38 +24,16 @@ import (
 // the handler refuses a request as malformed, typeChecker validates the object against the
 // App CRD's schema as the API server serves it, and refuses with the schema's 422 naming each
 // field, as the API server itself would have.
-//
-// Without a handler to wrap, it is a webhook of its own that admits every object that decodes:
-// the check of v1alpha1 Apps, called in their own version before the API server converts them
-// for the v1 webhooks, because that conversion would fail on such a value with a decoder's
-// message first.
 type typeChecker struct {
 	next admission.Handler
 	// Reader reads the App CRD.
-	Reader  client.Reader
-	Decoder admission.Decoder
-	Scheme  *runtime.Scheme
+	Reader client.Reader
 }
 
-// It fails open: it only names the field of a value that the API server would refuse anyway,
-// with a decoder's message, if the check could not be made. So an upgrade that brings it in,
-// whose webhook configuration OLM registers while the older manager, which does not serve it,
-// still answers, refuses no write.
-//
-// +kubebuilder:webhook:path=/check-types-mycompany-com-v1alpha1-app,mutating=true,failurePolicy=ignore,sideEffects=None,groups=mycompany.com,resources=apps,verbs=create;update,versions=v1alpha1,name=app-types.mycompany.com,admissionReviewVersions=v1,matchPolicy=Exact
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,resourceNames=apps.mycompany.com,verbs=get
 
-// typesPath is where the v1alpha1 check is served (see the marker above). Its name sorts
-// before the defaulter's, so the API server calls it first.
-const typesPath = "/check-types-mycompany-com-v1alpha1-app"
-
 func (c typeChecker) Handle(ctx context.Context, req admission.Request) admission.Response {
-	var resp admission.Response
-	if c.next != nil {
-		resp = c.next.Handle(ctx, req)
-	} else {
-		resp = c.decodes(req)
-	}
+	resp := c.next.Handle(ctx, req)
 	if resp.Allowed || resp.Result == nil || resp.Result.Code != http.StatusBadRequest {
 		return resp
 	}
@@ -73,18 +49,6 @@ func (c typeChecker) Handle(ctx context.Context, req admission.Request) admissio
 	name, _ := meta["name"].(string)
 	status := invalid(name, errs).ErrStatus
 	return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &status}}
-}
-
-// decodes admits a request whose object decodes into its version's Go type.
-func (c typeChecker) decodes(req admission.Request) admission.Response {
-	obj, err := c.Scheme.New(schema.GroupVersionKind(req.Kind))
-	if err == nil {
-		err = c.Decoder.DecodeRaw(req.Object, obj)
-	}
-	if err != nil {
-		return admission.Errored(http.StatusBadRequest, err)
-	}
-	return admission.Allowed("")
 }
 
 // schemaErrors validates obj against the served schema of version, as the API server does.

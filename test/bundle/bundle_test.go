@@ -4,6 +4,7 @@ package bundle_test
 
 import (
 	"bufio"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,13 +125,27 @@ func TestCSVDeclaresWhatOLMNeeds(t *testing.T) {
 	require.True(t, types[operatorsv1alpha1.MutatingAdmissionWebhook] && types[operatorsv1alpha1.ValidatingAdmissionWebhook] &&
 		types[operatorsv1alpha1.ConversionWebhook], "defaulting, validating and conversion webhooks")
 
-	owned := map[string]bool{}
+	owned, served := map[string]bool{}, map[string]bool{}
 	for _, crd := range csv.Spec.CustomResourceDefinitions.Owned {
 		owned[crd.Version] = true
 		require.NotEmpty(t, crd.SpecDescriptors, crd.Version)
 		require.NotEmpty(t, crd.StatusDescriptors, crd.Version)
 	}
-	require.Equal(t, map[string]bool{"v1": true, "v1alpha1": true}, owned, "every served version is owned")
+	bundle := load(t)
+	require.Len(t, bundle.V1CRDs, 1)
+	for _, v := range bundle.V1CRDs[0].Spec.Versions {
+		if v.Served {
+			served[v.Name] = true
+		}
+	}
+	require.Equal(t, map[string]bool{"v1": true}, served, "v1alpha1 is no longer served")
+	require.Equal(t, served, owned, "every served version is owned, and only those")
+
+	var examples []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(csv.Annotations["alm-examples"]), &examples))
+	for _, ex := range examples {
+		require.Equal(t, "mycompany.com/v1", ex["apiVersion"], "every example is of a served version")
+	}
 
 	image := csv.Annotations["containerImage"]
 	require.Contains(t, csv.Spec.RelatedImages, operatorsv1alpha1.RelatedImage{Name: "manager", Image: image})

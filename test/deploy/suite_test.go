@@ -14,7 +14,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appv1 "github.com/mycompany/app-operator/api/v1"
@@ -62,16 +61,6 @@ func scale(t *testing.T, c *localcluster.Cluster, app *appv1.App, replicas int32
 	app.Spec.Replicas = &replicas
 	require.NoError(t, c.Client.Patch(ctx, app, patch))
 	require.NoError(t, c.WaitForAppAvailable(ctx, client.ObjectKeyFromObject(app), 3*time.Minute))
-}
-
-// readAsV1alpha1 reads an App in its original version, through the conversion webhook.
-func readAsV1alpha1(t *testing.T, c *localcluster.Cluster, app *appv1.App) *unstructured.Unstructured {
-	t.Helper()
-	u := &unstructured.Unstructured{}
-	u.SetAPIVersion("mycompany.com/v1alpha1")
-	u.SetKind("App")
-	require.NoError(t, c.Client.Get(context.Background(), client.ObjectKeyFromObject(app), u))
-	return u
 }
 
 // podTemplate is the pod template of the App's Deployment: what must not change while App

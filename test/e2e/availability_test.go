@@ -27,7 +27,7 @@ func TestNoWriteIsRefusedWhileManagersComeAndGo(t *testing.T) {
 
 	var failed []string
 	phase := func(name string, do func()) {
-		f, err := cluster.ProbeDuring(ctx, ns, do)
+		f, err := cluster.ProbeDuring(ctx, ns, false, do)
 		require.NoError(t, err)
 		t.Log(f.Report(name))
 		require.Positive(t, f.Writes, "the probe wrote")

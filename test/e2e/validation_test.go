@@ -25,8 +25,8 @@ func TestAnInvalidAppIsRefusedNamingTheField(t *testing.T) {
 	require.Contains(t, err.Error(), "spec.ports[1].containerPort")
 	require.True(t, apierrors.IsNotFound(cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(app), &appv1.App{})))
 
-	// Through kubectl and v1alpha1, as a user meets it: a name no Service can have.
-	manifest := "apiVersion: mycompany.com/v1alpha1\nkind: App\nmetadata:\n  name: web.v2\nspec:\n  image: nginx\n"
+	// Through kubectl, as a user meets it: a name no Service can have.
+	manifest := "apiVersion: mycompany.com/v1\nkind: App\nmetadata:\n  name: web.v2\nspec:\n  image: nginx\n"
 	out, err := kubectlStdin(t, manifest, "create", "-n", ns, "-f", "-")
 	require.Error(t, err)
 	require.True(t, strings.Contains(out, "metadata.name"), out)

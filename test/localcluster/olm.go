@@ -213,23 +213,42 @@ func (c *Cluster) WaitForConversionWebhook(ctx context.Context) error {
 
 // WaitForWebhooks waits until every webhook of the App API answers from the serving
 // certificate its configuration trusts: a server-side dry run of an App's creation, through
-// v1 (defaulting and validation) and through v1alpha1 (conversion too), passes three times in
-// a row. OLM injects a new CA into each webhook configuration on its own schedule, so a
-// release's manager can be ready while the API server still trusts the previous CA.
+// v1 (defaulting and validation) and, while the CRD serves it, through v1alpha1 (conversion
+// too), passes three times in a row. OLM injects a new CA into each webhook configuration on
+// its own schedule, so a release's manager can be ready while the API server still trusts the
+// previous CA.
 func (c *Cluster) WaitForWebhooks(ctx context.Context) error {
 	passes := 0
 	return c.PollEvery(ctx, time.Second, 2*time.Minute, "the App API's webhooks to answer", func(ctx context.Context) (bool, error) {
-		v1 := &appv1.App{ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, Name: "webhook-check"},
-			Spec: appv1.AppSpec{Image: "registry.example.com/check/web:1.0"}}
-		v1alpha1 := &appv1alpha1.App{ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, Name: "webhook-check"},
-			Spec: appv1alpha1.AppSpec{Image: "registry.example.com/check/web:1.0"}}
-		if err := errors.Join(c.Client.Create(ctx, v1, client.DryRunAll), c.Client.Create(ctx, v1alpha1, client.DryRunAll)); err != nil {
-			passes = 0
-			return false, err // polled again, and reported if it lasts
+		meta := metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, Name: "webhook-check"}
+		apps := []client.Object{&appv1.App{ObjectMeta: meta, Spec: appv1.AppSpec{Image: "registry.example.com/check/web:1.0"}}}
+		legacy, err := c.Serves(ctx, appv1alpha1.GroupVersion.Version)
+		if err != nil {
+			return false, err
+		}
+		if legacy {
+			apps = append(apps, &appv1alpha1.App{ObjectMeta: meta, Spec: appv1alpha1.AppSpec{Image: "registry.example.com/check/web:1.0"}})
+		}
+		for _, app := range apps {
+			if err := c.Client.Create(ctx, app, client.DryRunAll); err != nil {
+				passes = 0
+				return false, err // polled again, and reported if it lasts
+			}
 		}
 		passes++
 		return passes == 3, nil
 	})
+}
+
+// Serves reports whether the App CRD serves a version.
+func (c *Cluster) Serves(ctx context.Context, version string) (bool, error) {
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := c.Client.Get(ctx, client.ObjectKey{Name: "apps." + appv1.GroupVersion.Group}, crd); err != nil {
+		return false, err
+	}
+	return slices.ContainsFunc(crd.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool {
+		return v.Name == version && v.Served
+	}), nil
 }
 
 // installing reports whether an InstallPlan in the operators' namespace is installing.

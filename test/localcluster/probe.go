@@ -18,11 +18,13 @@ import (
 
 // Probe is a client that writes and reads Apps without pause, as users and GitOps tools do,
 // and counts what fails. It never retries: each refused write and failed read is one that a
-// user would have seen. Its writes go through the mutating, validating and (for v1alpha1)
-// conversion webhooks; its reads of v1alpha1 through the conversion webhook.
+// user would have seen. Its writes go through the mutating and validating webhooks. A legacy
+// probe also writes and reads through v1alpha1, and so through the conversion webhook: it is
+// for releases that serve v1alpha1 before and after what it watches.
 type Probe struct {
 	c         client.Client
 	namespace string
+	legacy    bool
 	cancel    context.CancelFunc
 	done      chan struct{}
 
@@ -47,8 +49,8 @@ func (f ProbeFigures) String() string {
 const probeApps = 4
 
 // StartProbe creates the probe's Apps in namespace, on kwok's fake nodes, unless they exist,
-// and starts writing and reading them until Stop.
-func (c *Cluster) StartProbe(ctx context.Context, namespace string) (*Probe, error) {
+// and starts writing and reading them until Stop; through v1alpha1 too if legacy.
+func (c *Cluster) StartProbe(ctx context.Context, namespace string, legacy bool) (*Probe, error) {
 	for i := range probeApps {
 		app := &appv1.App{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: probeName(i)},
 			Spec: appv1.AppSpec{Image: "registry.example.com/probe/web:1.0", Replicas: ptr.To(int32(1))}}
@@ -58,7 +60,7 @@ func (c *Cluster) StartProbe(ctx context.Context, namespace string) (*Probe, err
 		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	p := &Probe{c: c.Client, namespace: namespace, cancel: cancel, done: make(chan struct{})}
+	p := &Probe{c: c.Client, namespace: namespace, legacy: legacy, cancel: cancel, done: make(chan struct{})}
 	go p.run(ctx)
 	return p, nil
 }
@@ -74,8 +76,8 @@ func (p *Probe) Stop() ProbeFigures {
 	return p.figures
 }
 
-// run writes a change to one App's spec, in turn through v1 and v1alpha1, then reads the
-// namespace's Apps through v1alpha1, every interval.
+// run writes a change to one App's spec, then reads the namespace's Apps, every interval. A
+// legacy probe writes in turn through v1 and v1alpha1, and reads through v1alpha1.
 func (p *Probe) run(ctx context.Context) {
 	defer close(p.done)
 	start := time.Now()
@@ -103,7 +105,7 @@ func (p *Probe) write(ctx context.Context, i int) error {
 	key := client.ObjectKey{Namespace: p.namespace, Name: probeName(i % probeApps)}
 	var obj client.Object = &appv1.App{}
 	body := fmt.Sprintf(`{"spec":{"podAnnotations":{"probe":"%d"}}}`, i)
-	if i%2 == 1 {
+	if p.legacy && i%2 == 1 {
 		// v1alpha1 has no podAnnotations: its writes change the replica count, 1 or 2.
 		obj = &appv1alpha1.App{}
 		body = fmt.Sprintf(`{"spec":{"replicas":%d}}`, 1+i%4/2)
@@ -116,7 +118,11 @@ func (p *Probe) write(ctx context.Context, i int) error {
 func (p *Probe) read(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	return p.c.List(ctx, &appv1alpha1.AppList{}, client.InNamespace(p.namespace))
+	var list client.ObjectList = &appv1.AppList{}
+	if p.legacy {
+		list = &appv1alpha1.AppList{}
+	}
+	return p.c.List(ctx, list, client.InNamespace(p.namespace))
 }
 
 func (p *Probe) record(ctx context.Context, write bool, err error) {
@@ -148,10 +154,10 @@ func (p *Probe) record(ctx context.Context, write bool, err error) {
 	}
 }
 
-// ProbeDuring runs a Probe in namespace while do runs, and a few seconds after, for what
-// settles late, and returns its figures.
-func (c *Cluster) ProbeDuring(ctx context.Context, namespace string, do func()) (ProbeFigures, error) {
-	p, err := c.StartProbe(ctx, namespace)
+// ProbeDuring runs a Probe (legacy or not) in namespace while do runs, and a few seconds
+// after, for what settles late, and returns its figures.
+func (c *Cluster) ProbeDuring(ctx context.Context, namespace string, legacy bool, do func()) (ProbeFigures, error) {
+	p, err := c.StartProbe(ctx, namespace, legacy)
 	if err != nil {
 		return ProbeFigures{}, err
 	}

@@ -35,7 +35,7 @@ func TestUpgradeAlongTheChannel(t *testing.T) {
 		} else {
 			// The last upgrade, to the release being prepared, under a client writing and
 			// reading Apps through both served versions.
-			e.probe(t, "upgrade to "+v, upgrade)
+			e.probe(t, "upgrade to "+v, versions[i], v, upgrade)
 		}
 		require.NotEqual(t, pod, m.Pod.UID, "the upgrade to %s replaced the manager's pod", v)
 		pod = m.Pod.UID

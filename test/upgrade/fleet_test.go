@@ -33,11 +33,13 @@ const sampleImage = "quay.io/mycompany/app-operator-sample:v1.0.0"
 
 // fleet says how a scenario's Apps are made.
 type fleet struct {
-	// real is how many Apps, every other one from the first, are made through v1alpha1, whose
-	// flat schema cannot choose nodes: each runs one pod of the sample workload on the real
-	// node. The others are made through v1, with fields only v1 holds, and run on kwok's fake
-	// nodes, as a workload at scale does.
+	// real is how many Apps, every other one from the first, run one pod of the sample
+	// workload on the real node. They are made with the flat fields of v1alpha1 only, through
+	// v1alpha1 where the release serves it. The others are made through v1, with fields only
+	// v1 holds, and run on kwok's fake nodes, as a workload at scale does.
 	real int
+	// legacy says the release serves v1alpha1.
+	legacy bool
 }
 
 // createFleet creates n Apps as f says and waits until every one is Available.
@@ -47,10 +49,13 @@ func (e *env) createFleet(t *testing.T, n int, f fleet) {
 	require.NoError(t, client.IgnoreAlreadyExists(e.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fleetNamespace}})))
 	for i := range n {
 		var obj client.Object
-		if i%2 == 0 && i/2 < f.real {
-			obj = &v1alpha1.App{ObjectMeta: metav1.ObjectMeta{Namespace: fleetNamespace, Name: fmt.Sprintf("alpha-%03d", i)},
-				Spec: v1alpha1.AppSpec{Image: sampleImage, Replicas: ptr.To(int32(1))}}
-		} else {
+		onNode := metav1.ObjectMeta{Namespace: fleetNamespace, Name: fmt.Sprintf("real-%03d", i)}
+		switch {
+		case i%2 == 0 && i/2 < f.real && f.legacy:
+			obj = &v1alpha1.App{ObjectMeta: onNode, Spec: v1alpha1.AppSpec{Image: sampleImage, Replicas: ptr.To(int32(1))}}
+		case i%2 == 0 && i/2 < f.real:
+			obj = &appv1.App{ObjectMeta: onNode, Spec: appv1.AppSpec{Image: sampleImage, Replicas: ptr.To(int32(1))}}
+		default:
 			app := &appv1.App{ObjectMeta: metav1.ObjectMeta{Namespace: fleetNamespace, Name: fmt.Sprintf("v1-%03d", i)},
 				Spec: appv1.AppSpec{
 					Image: "registry.example.com/fleet/web:1.27", Replicas: ptr.To(int32(1 + i%2)),

@@ -2,6 +2,7 @@ package upgrade
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -13,26 +14,37 @@ import (
 	"github.com/mycompany/app-operator/test/localcluster"
 )
 
-// TestRollbackToThePreviousReleaseAndForward goes back from the head to the previous release
-// the way OLM allows it: delete the Subscription and the ClusterServiceVersion, then subscribe
-// again starting at the previous release, with manual approval. Every App, with its v1-only
-// fields, is served by the older operator without a restart. The upgrade to the head then
-// waits in an unapproved InstallPlan, the older release running, until a user approves it.
-func TestRollbackToThePreviousReleaseAndForward(t *testing.T) {
+// TestRollbackThroughEveryReleaseAndForward goes back from the head to the first release, one
+// release at a time, the way OLM allows it: delete the Subscription and the
+// ClusterServiceVersion, then subscribe again starting at the release before, with manual
+// approval. So it crosses every step of the release plan backwards: v1alpha1 served again
+// (0.6.0 to 0.5.0) and the storage switch (0.2.0 to 0.1.0). At each step every App keeps its
+// spec, v1-only fields included, and no workload's pod template changes, under a client
+// writing and reading Apps. From the first release, the upgrade to the head waits in an
+// unapproved InstallPlan, the first release running, until a user approves it; then the head
+// migrates what the first release stored in v1alpha1.
+func TestRollbackThroughEveryReleaseAndForward(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
 	versions := e.releases(t)
-	head, previous := versions[len(versions)-1], versions[len(versions)-2]
+	head, first := versions[len(versions)-1], versions[0]
 
 	before := e.installWithFleet(t, head, 12, fleet{real: 4})
-
-	e.probe(t, "rollback to "+previous, func() {
-		require.NoError(t, e.Uninstall(ctx))
-		require.NoError(t, e.Subscribe(ctx, localcluster.Subscription{StartingCSV: csvName(previous), Manual: true}))
-		require.NoError(t, e.Approve(ctx, csvName(previous)))
-		e.waitRelease(t, previous)
-	})
-	e.assertFleetUnchanged(t, before)
+	stored := storedVersions(head)
+	for i := len(versions) - 1; i > 0; i-- {
+		from, to := versions[i], versions[i-1]
+		// The API server adds the storage version of the CRD it is given to storedVersions.
+		if s := storedVersions(to)[0]; !slices.Contains(stored, s) {
+			stored = append(stored, s)
+		}
+		e.probe(t, "rollback to "+to, from, to, func() {
+			require.NoError(t, e.Uninstall(ctx))
+			require.NoError(t, e.Subscribe(ctx, localcluster.Subscription{StartingCSV: csvName(to), Manual: true}))
+			require.NoError(t, e.Approve(ctx, csvName(to)))
+			e.waitSettled(t, to, stored)
+		})
+		e.assertFleetUnchanged(t, before)
+	}
 
 	// The older operator keeps reconciling: a change made now reaches the workload.
 	app := e.fleetApp(t, "v1-001")
@@ -53,16 +65,16 @@ func TestRollbackToThePreviousReleaseAndForward(t *testing.T) {
 	require.True(t, apierrors.IsNotFound(err), "nothing is installed before approval: %v", err)
 	_, running, err := e.Managers(ctx)
 	require.NoError(t, err)
-	require.Equal(t, csvName(previous), running, "the older release keeps running")
+	require.Equal(t, csvName(first), running, "the first release keeps running")
 	e.assertFleetUnchanged(t, before)
 
-	e.probe(t, "forward to "+head, func() {
+	e.probe(t, "forward to "+head, first, head, func() {
 		require.NoError(t, e.Approve(ctx, csvName(head)))
 		e.waitRelease(t, head)
 	})
 	e.assertFleetUnchanged(t, before)
-	key := client.ObjectKey{Namespace: localcluster.OperatorsNamespace, Name: csvName(previous)}
-	require.NoError(t, e.Poll(ctx, time.Minute, "OLM to remove "+csvName(previous), func(ctx context.Context) (bool, error) {
+	key := client.ObjectKey{Namespace: localcluster.OperatorsNamespace, Name: csvName(first)}
+	require.NoError(t, e.Poll(ctx, time.Minute, "OLM to remove "+csvName(first), func(ctx context.Context) (bool, error) {
 		err := e.Client.Get(ctx, key, &operatorsv1alpha1.ClusterServiceVersion{})
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	}))

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/blang/semver/v4"
 	"github.com/stretchr/testify/require"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -57,6 +58,11 @@ func storedVersions(version string) []string {
 	return []string{"v1"}
 }
 
+// servesV1alpha1 is what the release plan says of v1alpha1: served until 0.6.0.
+func servesV1alpha1(version string) bool {
+	return semver.MustParse(version).LT(semver.MustParse("0.6.0"))
+}
+
 // publish publishes the catalog as it stood when a release was the newest.
 func (e *env) publish(t *testing.T, version string) {
 	t.Helper()
@@ -71,6 +77,13 @@ func (e *env) publish(t *testing.T, version string) {
 // returns the manager.
 func (e *env) waitRelease(t *testing.T, version string) *localcluster.Manager {
 	t.Helper()
+	return e.waitSettled(t, version, storedVersions(version))
+}
+
+// waitSettled is waitRelease with the stored versions a scenario expects, where they are not
+// the plan's for an upgrade (after a rollback, say).
+func (e *env) waitSettled(t *testing.T, version string, want []string) *localcluster.Manager {
+	t.Helper()
 	ctx := context.Background()
 	start := time.Now()
 	defer func() { t.Logf("release %s settled in %.1fs", version, time.Since(start).Seconds()) }()
@@ -80,7 +93,6 @@ func (e *env) waitRelease(t *testing.T, version string) *localcluster.Manager {
 	require.NoError(t, err)
 	require.NoError(t, e.WaitForConversionWebhook(ctx))
 	require.NoError(t, e.WaitForWebhooks(ctx))
-	want := storedVersions(version)
 	require.NoError(t, e.Poll(ctx, 2*time.Minute, fmt.Sprintf("storedVersions %v", want), func(ctx context.Context) (bool, error) {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		if err := e.Client.Get(ctx, client.ObjectKey{Name: "apps.mycompany.com"}, crd); err != nil {
@@ -99,6 +111,7 @@ func (e *env) installWithFleet(t *testing.T, version string, apps int, f fleet) 
 	e.publish(t, version)
 	require.NoError(t, e.Subscribe(ctx, localcluster.Subscription{}))
 	e.waitRelease(t, version)
+	f.legacy = servesV1alpha1(version)
 	e.createFleet(t, apps, f)
 	return e.snapshot(t)
 }
