@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/blang/semver/v4"
@@ -39,6 +40,17 @@ type Release struct {
 	// SkipRange, when set, replaces the default olm.skipRange (every earlier release, see
 	// Releases.Graph); "none" leaves it out.
 	SkipRange string `json:"skipRange,omitempty"`
+	// Deprecated, when set, marks the release deprecated in the catalog from a later release
+	// on: OLM shows the message on every Subscription that installed it.
+	Deprecated *Deprecation `json:"deprecated,omitempty"`
+}
+
+// Deprecation is a release's deprecation: the release that declares it, and why.
+type Deprecation struct {
+	// In is the version of the release from which the catalog marks this one deprecated.
+	In string `json:"in"`
+	// Message says why, and what to do instead.
+	Message string `json:"message"`
 }
 
 // CSVName is the name of the release's ClusterServiceVersion.
@@ -113,6 +125,15 @@ func Parse(raw []byte) (Releases, error) {
 		if r.SkipRange != "" && r.SkipRange != NoSkipRange {
 			if _, err := semver.ParseRange(r.SkipRange); err != nil {
 				bad(i, "skipRange", "%v", err)
+			}
+		}
+		if d := r.Deprecated; d != nil {
+			in, err := semver.Parse(d.In)
+			if _, found := doc.Releases.Find(d.In); err != nil || !found || !in.GT(v) {
+				bad(i, "deprecated.in", "want a later release of the record, got %q", d.In)
+			}
+			if strings.TrimSpace(d.Message) == "" {
+				bad(i, "deprecated.message", "say why %s is deprecated and what to install instead", r.Version)
 			}
 		}
 	}

@@ -29,6 +29,12 @@ func TestParseRefusesEveryBadRecordNamingTheField(t *testing.T) {
 		{"cut without a toolchain", "releases:\n- version: 0.1.0\n  date: \"2026-12-02\"\n  commit: " + commitA, "releases[0].go: a cut release names the Go toolchain"},
 		{"bad toolchain", "releases:\n- version: 0.1.0\n  date: \"2026-12-02\"\n  commit: " + commitA + "\n  go: 1.26", `releases[0].go: want a Go toolchain such as go1.26.8, got "1.26"`},
 		{"bad skipRange", "releases:\n- version: 0.1.0\n  date: \"2026-12-02\"\n  skipRange: sometimes", "releases[0].skipRange:"},
+		{"deprecated in an unknown release", "releases:\n- version: 0.1.0\n  date: \"2026-12-02\"\n  deprecated: {in: 0.2.0, message: old}",
+			`releases[0].deprecated.in: want a later release of the record, got "0.2.0"`},
+		{"deprecated in itself", "releases:\n- version: 0.1.0\n  date: \"2026-12-02\"\n  deprecated: {in: 0.1.0, message: old}",
+			`releases[0].deprecated.in: want a later release of the record, got "0.1.0"`},
+		{"deprecated without a message", "releases:\n- version: 0.1.0\n  date: \"2026-12-02\"\n  go: go1.26.8\n  commit: " + commitA +
+			"\n  deprecated: {in: 0.2.0}\n- version: 0.2.0\n  date: \"2026-12-03\"", "releases[0].deprecated.message: say why 0.1.0 is deprecated"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.record))

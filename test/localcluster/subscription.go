@@ -49,6 +49,12 @@ func (c *Cluster) subscriptionKey() client.ObjectKey {
 	return client.ObjectKey{Namespace: OperatorsNamespace, Name: subscriptionName(c.subscriptions)}
 }
 
+// CurrentSubscription reads the Subscription made last.
+func (c *Cluster) CurrentSubscription(ctx context.Context) (*operatorsv1alpha1.Subscription, error) {
+	sub := &operatorsv1alpha1.Subscription{}
+	return sub, c.Client.Get(ctx, c.subscriptionKey(), sub)
+}
+
 // subscriptionName names the nth Subscription.
 func subscriptionName(n int) string {
 	if n <= 1 {

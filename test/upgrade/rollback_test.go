@@ -20,7 +20,8 @@ import (
 // approval. So it crosses every step of the release plan backwards: v1alpha1 served again
 // (0.6.0 to 0.5.0) and the storage switch (0.2.0 to 0.1.0). At each step every App keeps its
 // spec, v1-only fields included, and no workload's pod template changes, under a client
-// writing and reading Apps. From the first release, the upgrade to the head waits in an
+// writing and reading Apps, and the Subscription shows the catalog's deprecation of the
+// release it installed. From the first release, the upgrade to the head waits in an
 // unapproved InstallPlan, the first release running, until a user approves it; then the head
 // migrates what the first release stored in v1alpha1.
 func TestRollbackThroughEveryReleaseAndForward(t *testing.T) {
@@ -44,6 +45,7 @@ func TestRollbackThroughEveryReleaseAndForward(t *testing.T) {
 			e.waitSettled(t, to, stored)
 		})
 		e.assertFleetUnchanged(t, before)
+		e.assertDeprecation(t, to)
 	}
 
 	// The older operator keeps reconciling: a change made now reaches the workload.
@@ -73,6 +75,7 @@ func TestRollbackThroughEveryReleaseAndForward(t *testing.T) {
 		e.waitRelease(t, head)
 	})
 	e.assertFleetUnchanged(t, before)
+	e.assertDeprecation(t, head)
 	key := client.ObjectKey{Namespace: localcluster.OperatorsNamespace, Name: csvName(first)}
 	require.NoError(t, e.Poll(ctx, time.Minute, "OLM to remove "+csvName(first), func(ctx context.Context) (bool, error) {
 		err := e.Client.Get(ctx, key, &operatorsv1alpha1.ClusterServiceVersion{})

@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/blang/semver/v4"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -101,6 +103,30 @@ func (e *env) waitSettled(t *testing.T, version string, want []string) *localclu
 		return fmt.Sprint(crd.Status.StoredVersions) == fmt.Sprint(want), nil
 	}))
 	return m
+}
+
+// assertDeprecation waits until OLM says on the Subscription what the catalog says of the
+// installed release: the record's deprecation message, or no deprecation at all.
+func (e *env) assertDeprecation(t *testing.T, version string) {
+	t.Helper()
+	r, ok := e.rel.Record.Find(version)
+	require.True(t, ok, version)
+	want := ""
+	if r.Deprecated != nil {
+		want = r.Deprecated.Message
+	}
+	var got string
+	require.NoError(t, e.Poll(context.Background(), 2*time.Minute, fmt.Sprintf("the Subscription to say %s is deprecated: %q", version, want), func(ctx context.Context) (bool, error) {
+		sub, err := e.CurrentSubscription(ctx)
+		if err != nil {
+			return false, err
+		}
+		got = ""
+		if c := sub.Status.GetCondition(operatorsv1alpha1.SubscriptionBundleDeprecated); c.Status == corev1.ConditionTrue {
+			got = c.Message
+		}
+		return sub.Status.InstalledCSV == csvName(version) && got == want, nil
+	}), "the Subscription says %q", got)
 }
 
 // installWithFleet publishes a release, subscribes to it with automatic approval, waits for it

@@ -83,15 +83,33 @@ func csvOf(rendered []byte) (entry, error) {
 	return entry{}, fmt.Errorf("the rendered bundle holds no ClusterServiceVersion")
 }
 
-// index is the package and its channels.
+// index is the package, its channels and its deprecations.
 type index struct {
 	bundles        map[string]entry
 	defaultChannel string
+	// deprecations are the messages of the deprecated bundles, by name.
+	deprecations map[string]string
+}
+
+// deprecationsFile holds the package's olm.deprecations, when it has any.
+const deprecationsFile = "deprecations.yaml"
+
+// deprecationsDoc is an olm.deprecations blob of bundles.
+type deprecationsDoc struct {
+	Schema  string `json:"schema"`
+	Package string `json:"package"`
+	Entries []struct {
+		Reference struct {
+			Schema string `json:"schema"`
+			Name   string `json:"name"`
+		} `json:"reference"`
+		Message string `json:"message"`
+	} `json:"entries"`
 }
 
 // loadIndex reads the bundles of a package directory, and the channels each is in.
 func loadIndex(dir string) (*index, error) {
-	idx := &index{bundles: map[string]entry{}}
+	idx := &index{bundles: map[string]entry{}, deprecations: map[string]string{}}
 	files, err := filepath.Glob(filepath.Join(dir, "bundles", "*.yaml"))
 	if err != nil {
 		return nil, err
@@ -137,7 +155,30 @@ func loadIndex(dir string) (*index, error) {
 		return nil, err
 	}
 	idx.defaultChannel = pkg.DefaultChannel
+	var deprecations deprecationsDoc
+	if err := readYAML(filepath.Join(dir, deprecationsFile), &deprecations); err != nil && !os.IsNotExist(err) {
+		return nil, err
+	}
+	for _, e := range deprecations.Entries {
+		idx.deprecations[e.Reference.Name] = e.Message
+	}
 	return idx, nil
+}
+
+// deprecate marks deprecated each release of the record that is in the index and whose
+// deprecation was declared by a release in the index too: the catalog as it stood when that
+// release was published.
+func (idx *index) deprecate(releases release.Releases) {
+	for _, r := range releases {
+		if r.Deprecated == nil {
+			continue
+		}
+		_, published := idx.bundles[r.CSVName()]
+		_, declared := idx.bundles[release.CSVName(r.Deprecated.In)]
+		if published && declared {
+			idx.deprecations[r.CSVName()] = r.Deprecated.Message
+		}
+	}
 }
 
 // add puts a bundle into the index, in its channels only; the newest bundle sets the default
@@ -204,6 +245,9 @@ func (idx *index) write(dir string) error {
 		docs[filepath.Join(dir, "channels", name+".yaml")] = map[string]any{"schema": "olm.channel", "name": name,
 			"package": release.PackageName, "entries": entries}
 	}
+	if deprecations := idx.deprecationsDoc(bundles); deprecations != nil {
+		docs[filepath.Join(dir, deprecationsFile)] = deprecations
+	}
 	for _, path := range slices.Sorted(maps.Keys(docs)) {
 		raw, err := yaml.Marshal(docs[path])
 		if err != nil {
@@ -214,6 +258,21 @@ func (idx *index) write(dir string) error {
 		}
 	}
 	return nil
+}
+
+// deprecationsDoc is the olm.deprecations blob of the deprecated bundles, oldest first; nil if
+// none is.
+func (idx *index) deprecationsDoc(bundles []entry) map[string]any {
+	var entries []any
+	for _, b := range bundles {
+		if msg, ok := idx.deprecations[b.Name]; ok {
+			entries = append(entries, map[string]any{"reference": map[string]any{"schema": "olm.bundle", "name": b.Name}, "message": msg})
+		}
+	}
+	if entries == nil {
+		return nil
+	}
+	return map[string]any{"schema": "olm.deprecations", "package": release.PackageName, "entries": entries}
 }
 
 func readYAML(path string, into any) error {

@@ -159,3 +159,28 @@ func TestChannelsOfTheBundleComeFromItsAnnotations(t *testing.T) {
 	_, err = readAnnotations(dir)
 	require.ErrorContains(t, err, channelsLabel+" names no channel")
 }
+
+func TestADeprecationAppearsWithTheReleaseThatDeclaresIt(t *testing.T) {
+	dir := t.TempDir()
+	record := release.Releases{
+		{Version: "0.1.0", Deprecated: &release.Deprecation{In: "0.3.0", Message: "0.1.0 stores v1alpha1; install 0.3.0"}},
+		{Version: "0.2.0"},
+		{Version: "0.3.0"},
+	}
+	deprecations := filepath.Join(pkgDir(dir), deprecationsFile)
+	require.NoError(t, publish(t, dir, record, "0.1.0", "", "", "stable", "stable"))
+	require.NoError(t, publish(t, dir, record, "0.2.0", "app-operator.v0.1.0", "", "stable", "stable"))
+	require.NoFileExists(t, deprecations, "the catalog of 0.2.0 deprecates nothing")
+
+	require.NoError(t, publish(t, dir, record, "0.3.0", "app-operator.v0.2.0", "", "stable", "stable"))
+	want := "schema: olm.deprecations\npackage: app-operator\nentries:\n- message: 0.1.0 stores v1alpha1; install 0.3.0\n  reference:\n    name: app-operator.v0.1.0\n    schema: olm.bundle\n"
+	got, err := os.ReadFile(deprecations)
+	require.NoError(t, err)
+	require.YAMLEq(t, want, string(got))
+
+	// A bundle added without the record, as a test's throwaway release is, keeps them.
+	require.NoError(t, publish(t, dir, nil, "0.4.0", "app-operator.v0.3.0", "", "stable", "stable"))
+	got, err = os.ReadFile(deprecations)
+	require.NoError(t, err)
+	require.YAMLEq(t, want, string(got))
+}

@@ -73,6 +73,7 @@ func addRendered(dir string, rendered []byte, meta annotations, releases release
 		return err
 	}
 	idx.add(b)
+	idx.deprecate(releases)
 	if err := write(path, rendered); err != nil {
 		return err
 	}
