@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/blang/semver/v4"
 	"github.com/stretchr/testify/require"
 )
 
@@ -100,4 +101,40 @@ func TestTheCommittedRecordParses(t *testing.T) {
 	rs, err := Load("../../catalog")
 	require.NoError(t, err)
 	require.NotEmpty(t, rs.Cut())
+}
+
+// next is the release OLM upgrades an installed version to: the newest release that replaces
+// it or whose skipRange holds it; "" if none does.
+func next(t *testing.T, rs Releases, installed string) string {
+	t.Helper()
+	v := semver.MustParse(installed)
+	newest := ""
+	for _, r := range rs {
+		replaces, skipRange, err := rs.Graph(r.Version)
+		require.NoError(t, err)
+		skips := skipRange != "" && semver.MustParseRange(skipRange)(v)
+		if replaces == CSVName(installed) || skips {
+			newest = r.Version
+		}
+	}
+	return newest
+}
+
+// Every release of the committed record reaches the newest by OLM's upgrades, each step to a
+// newer release. (That each jump is one OLM can carry out, the CRD of its target converting
+// what the release before stored, is tested on a cluster by test/upgrade.)
+func TestEveryReleaseReachesTheNewest(t *testing.T) {
+	rs, err := Load("../../catalog")
+	require.NoError(t, err)
+	head := rs.Latest().Version
+	for _, r := range rs[:len(rs)-1] {
+		path := []string{r.Version}
+		for at := r.Version; at != head; {
+			to := next(t, rs, at)
+			require.NotEmpty(t, to, "nothing upgrades %s (path %v)", at, path)
+			require.True(t, semver.MustParse(to).GT(semver.MustParse(at)), "%s upgrades to %s", at, to)
+			path, at = append(path, to), to
+		}
+		t.Logf("%s: %v", r.Version, path)
+	}
 }
