@@ -15,10 +15,10 @@ import (
 	appv1 "github.com/mycompany/app-operator/api/v1"
 )
 
-// TestTheBadInputCorpusIsRefused applies every invalid App of testdata/invalid-apps.json, in
-// both versions, with kubectl and strict field validation, as a user would. Each is refused
-// with a message naming its field, and nothing is left behind: no App, no Deployment, no
-// Service.
+// TestTheBadInputCorpusIsRefused applies every invalid App of testdata/invalid-apps.json
+// (v1, the served version), with kubectl and strict field validation, as a user would. Each
+// is refused with a message naming its field, and nothing is left behind: no App, no
+// Deployment, no Service.
 func TestTheBadInputCorpusIsRefused(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join("testdata", "invalid-apps.json"))
 	require.NoError(t, err)
