@@ -113,7 +113,7 @@ func (e *env) assertDeprecation(t *testing.T, version string) {
 	require.True(t, ok, version)
 	want := ""
 	if r.Deprecated != nil {
-		want = r.Deprecated.Message
+		want = fmt.Sprintf("olm.bundle/%s: %s", csvName(version), r.Deprecated.Message) // as OLM words it
 	}
 	var got string
 	require.NoError(t, e.Poll(context.Background(), 2*time.Minute, fmt.Sprintf("the Subscription to say %s is deprecated: %q", version, want), func(ctx context.Context) (bool, error) {
