@@ -122,22 +122,38 @@ func Parse(raw []byte) (Releases, error) {
 		case r.Go != "" && !goToolchain.MatchString(r.Go):
 			bad(i, "go", "want a Go toolchain such as go1.26.8, got %q", r.Go)
 		}
-		if r.SkipRange != "" && r.SkipRange != NoSkipRange {
-			if _, err := semver.ParseRange(r.SkipRange); err != nil {
-				bad(i, "skipRange", "%v", err)
-			}
-		}
-		if d := r.Deprecated; d != nil {
-			in, err := semver.Parse(d.In)
-			if _, found := doc.Releases.Find(d.In); err != nil || !found || !in.GT(v) {
-				bad(i, "deprecated.in", "want a later release of the record, got %q", d.In)
-			}
-			if strings.TrimSpace(d.Message) == "" {
-				bad(i, "deprecated.message", "say why %s is deprecated and what to install instead", r.Version)
-			}
+		for _, f := range catalogFaults(r, v, doc.Releases) {
+			bad(i, f.field, "%s", f.fault)
 		}
 	}
 	return doc.Releases, errors.Join(errs...)
+}
+
+// fault is what is wrong with a field of a release.
+type fault struct{ field, fault string }
+
+// catalogFaults are what is wrong with what a release says of its place in the catalog: its
+// skipRange must parse, and its deprecation, if it has one, must be declared by a later
+// release of the record, and say why.
+func catalogFaults(r Release, v semver.Version, rs Releases) []fault {
+	var faults []fault
+	if r.SkipRange != "" && r.SkipRange != NoSkipRange {
+		if _, err := semver.ParseRange(r.SkipRange); err != nil {
+			faults = append(faults, fault{"skipRange", err.Error()})
+		}
+	}
+	d := r.Deprecated
+	if d == nil {
+		return faults
+	}
+	in, err := semver.Parse(d.In)
+	if _, found := rs.Find(d.In); err != nil || !found || !in.GT(v) {
+		faults = append(faults, fault{"deprecated.in", fmt.Sprintf("want a later release of the record, got %q", d.In)})
+	}
+	if strings.TrimSpace(d.Message) == "" {
+		faults = append(faults, fault{"deprecated.message", fmt.Sprintf("say why %s is deprecated and what to install instead", r.Version)})
+	}
+	return faults
 }
 
 // NoSkipRange is the SkipRange of a release that may be installed over its predecessor only.

@@ -80,7 +80,7 @@ func TestMakeDeployWithACertDirNeedsNoCertManager(t *testing.T) {
 	for _, name := range mounted {
 		assert.True(t, secrets[name], "the manager mounts Secret %s, which make deploy applies", name)
 	}
-	require.Len(t, caBundles, 5, "four webhooks and the conversion")
+	require.Len(t, caBundles, 4, "three webhooks and the conversion")
 	for _, b := range caBundles {
 		assert.Equal(t, base64.StdEncoding.EncodeToString(ca), b)
 	}
