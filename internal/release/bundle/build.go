@@ -148,7 +148,7 @@ func Generate(manifests io.Reader, o Options) (*Bundle, error) {
 	if o.SkipRange != "" {
 		ann["olm.skipRange"] = o.SkipRange
 	}
-	if ann["alm-examples"], err = examples(in.samples); err != nil {
+	if ann["alm-examples"], err = examples(in.samples, in.crds); err != nil {
 		return nil, err
 	}
 
@@ -187,8 +187,15 @@ func Generate(manifests io.Reader, o Options) (*Bundle, error) {
 	return b, nil
 }
 
-// examples renders the samples as the alm-examples annotation: the v1 examples first.
-func examples(samples []*unstructured.Unstructured) (string, error) {
+// examples renders the samples as the alm-examples annotation: the v1 examples first. A sample
+// of a version its CRD does not serve is refused: OLM's users would be offered an example the
+// API server cannot take.
+func examples(samples []*unstructured.Unstructured, crds []*apiextensionsv1.CustomResourceDefinition) (string, error) {
+	for _, s := range samples {
+		if gvk := s.GroupVersionKind(); !served(crds, gvk.Group, gvk.Kind, gvk.Version) {
+			return "", fmt.Errorf("sample %s %s: no CRD serves %s %s; write it in a served version", gvk.Kind, s.GetName(), gvk.Kind, s.GetAPIVersion())
+		}
+	}
 	sort.SliceStable(samples, func(i, j int) bool {
 		vi, vj := samples[i].GroupVersionKind().Version, samples[j].GroupVersionKind().Version
 		return vi == "v1" && vj != "v1"
@@ -206,6 +213,21 @@ func examples(samples []*unstructured.Unstructured) (string, error) {
 		return "", err
 	}
 	return strings.TrimSpace(buf.String()), nil
+}
+
+// served reports whether a CRD among crds serves a kind of a group in version.
+func served(crds []*apiextensionsv1.CustomResourceDefinition, group, kind, version string) bool {
+	for _, crd := range crds {
+		if crd.Spec.Group != group || crd.Spec.Names.Kind != kind {
+			continue
+		}
+		for _, v := range crd.Spec.Versions {
+			if v.Name == version && v.Served {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // setScorecardImage points the App Operator tests of the scorecard configuration at the

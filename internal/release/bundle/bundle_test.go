@@ -226,6 +226,15 @@ func TestManifestsWithoutTheInstallInputsAreRefused(t *testing.T) {
 	}
 }
 
+func TestASampleOfAnUnservedVersionIsRefused(t *testing.T) {
+	raw, err := os.ReadFile("testdata/manifests.yaml")
+	require.NoError(t, err)
+	unserved := strings.Replace(string(raw), "{name: v1alpha1, served: true,", "{name: v1alpha1, served: false,", 1)
+	require.NotEqual(t, string(raw), unserved, "the test data's CRD serves v1alpha1 beside the storage version v1")
+	_, err = Generate(strings.NewReader(unserved), options())
+	require.EqualError(t, err, "sample App app-sample-old: no CRD serves App mycompany.com/v1alpha1; write it in a served version")
+}
+
 func manifestNames(b *Bundle) []string {
 	var names []string
 	for _, m := range b.manifests {
