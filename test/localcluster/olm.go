@@ -220,24 +220,33 @@ func (c *Cluster) WaitForConversionWebhook(ctx context.Context) error {
 func (c *Cluster) WaitForWebhooks(ctx context.Context) error {
 	passes := 0
 	return c.PollEvery(ctx, time.Second, 2*time.Minute, "the App API's webhooks to answer", func(ctx context.Context) (bool, error) {
-		meta := metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, Name: "webhook-check"}
-		apps := []client.Object{&appv1.App{ObjectMeta: meta, Spec: appv1.AppSpec{Image: "registry.example.com/check/web:1.0"}}}
-		legacy, err := c.Serves(ctx, appv1alpha1.GroupVersion.Version)
-		if err != nil {
-			return false, err
-		}
-		if legacy {
-			apps = append(apps, &appv1alpha1.App{ObjectMeta: meta, Spec: appv1alpha1.AppSpec{Image: "registry.example.com/check/web:1.0"}})
-		}
-		for _, app := range apps {
-			if err := c.Client.Create(ctx, app, client.DryRunAll); err != nil {
-				passes = 0
-				return false, err // polled again, and reported if it lasts
-			}
+		if err := c.dryRunApps(ctx); err != nil {
+			passes = 0
+			return false, err // polled again, and reported if it lasts
 		}
 		passes++
 		return passes == 3, nil
 	})
+}
+
+// dryRunApps creates an App through v1 and, while the CRD serves it, through v1alpha1, in a
+// server-side dry run.
+func (c *Cluster) dryRunApps(ctx context.Context) error {
+	meta := metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, Name: "webhook-check"}
+	apps := []client.Object{&appv1.App{ObjectMeta: meta, Spec: appv1.AppSpec{Image: "registry.example.com/check/web:1.0"}}}
+	legacy, err := c.Serves(ctx, appv1alpha1.GroupVersion.Version)
+	if err != nil {
+		return err
+	}
+	if legacy {
+		apps = append(apps, &appv1alpha1.App{ObjectMeta: meta, Spec: appv1alpha1.AppSpec{Image: "registry.example.com/check/web:1.0"}})
+	}
+	for _, app := range apps {
+		if err := c.Client.Create(ctx, app, client.DryRunAll); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Serves reports whether the App CRD serves a version.

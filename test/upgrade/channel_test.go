@@ -34,7 +34,7 @@ func TestUpgradeAlongTheChannel(t *testing.T) {
 			upgrade()
 		} else {
 			// The last upgrade, to the release being prepared, under a client writing and
-			// reading Apps through both served versions.
+			// reading Apps (through v1alpha1 too if both releases serve it).
 			e.probe(t, "upgrade to "+v, versions[i], v, upgrade)
 		}
 		require.NotEqual(t, pod, m.Pod.UID, "the upgrade to %s replaced the manager's pod", v)

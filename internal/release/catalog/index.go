@@ -94,10 +94,8 @@ type index struct {
 // deprecationsFile holds the package's olm.deprecations, when it has any.
 const deprecationsFile = "deprecations.yaml"
 
-// deprecationsDoc is an olm.deprecations blob of bundles.
+// deprecationsDoc is what the index reads of an olm.deprecations blob of bundles.
 type deprecationsDoc struct {
-	Schema  string `json:"schema"`
-	Package string `json:"package"`
 	Entries []struct {
 		Reference struct {
 			Schema string `json:"schema"`
@@ -107,7 +105,8 @@ type deprecationsDoc struct {
 	} `json:"entries"`
 }
 
-// loadIndex reads the bundles of a package directory, and the channels each is in.
+// loadIndex reads the bundles of a package directory, the channels each is in, and the
+// deprecated ones.
 func loadIndex(dir string) (*index, error) {
 	idx := &index{bundles: map[string]entry{}, deprecations: map[string]string{}}
 	files, err := filepath.Glob(filepath.Join(dir, "bundles", "*.yaml"))
