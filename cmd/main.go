@@ -92,7 +92,7 @@ func run(o options) error {
 		LeaseDuration:                 &o.leaseDuration,
 		RenewDeadline:                 &o.renewDeadline,
 		RetryPeriod:                   &o.retryPeriod,
-		Cache:                         operator.CacheOptions(o.syncPeriod),
+		Cache:                         operator.CacheOptions(o.syncPeriod, o.namespaces()),
 		PprofBindAddress:              o.pprofAddr,
 	})
 	if err != nil {
@@ -104,9 +104,9 @@ func run(o options) error {
 		Webhooks:                o.webhooks(),
 		MaxConcurrentReconciles: o.maxConcurrentReconciles,
 		Desired:                 desired.Options{ProxyEnv: proxy.ReadProxyVarsFromEnv()},
-		MigrationInterval:       o.migrationInterval,
-		// OLM sets OPERATOR_CONDITION_NAME; the Deployment passes its namespace down.
-		OperatorCondition: client.ObjectKey{Namespace: os.Getenv("OPERATOR_NAMESPACE"), Name: os.Getenv("OPERATOR_CONDITION_NAME")},
+		// OLM names the OperatorCondition, and so the ClusterServiceVersion, in
+		// OPERATOR_CONDITION_NAME; the Deployment passes its namespace down.
+		CSV:               client.ObjectKey{Namespace: os.Getenv("OPERATOR_NAMESPACE"), Name: os.Getenv("OPERATOR_CONDITION_NAME")},
 		InstallMonitoring: o.installMonitoring,
 	}); err != nil {
 		return err
@@ -124,7 +124,7 @@ func run(o options) error {
 		return err
 	}
 
-	ctrl.Log.Info("starting manager", "version", version, "commit", revision, "serve", o.serve)
+	ctrl.Log.Info("starting manager", "version", version, "commit", revision, "serve", o.serve, "namespaces", o.namespaces())
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
 

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/leaderelection"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -28,7 +30,7 @@ type options struct {
 	renewDeadline           time.Duration
 	retryPeriod             time.Duration
 	maxConcurrentReconciles int
-	migrationInterval       time.Duration
+	watchNamespaces         string
 	syncPeriod              time.Duration
 	pprofAddr               string
 	installMonitoring       bool
@@ -51,11 +53,22 @@ func (o *options) controllers() bool { return o.serve != ServeWebhooks }
 
 func (o *options) webhooks() bool { return o.serve != ServeControllers }
 
+// namespaces are the namespaces --watch-namespaces names; none means every namespace.
+func (o *options) namespaces() []string {
+	var names []string
+	for _, ns := range strings.Split(o.watchNamespaces, ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			names = append(names, ns)
+		}
+	}
+	return names
+}
+
 // bindFlags defines the manager's flags on fs, with their defaults, and returns the options
 // they set once fs is parsed.
 func bindFlags(fs *flag.FlagSet) *options {
 	o := &options{}
-	fs.StringVar(&o.serve, "serve", ServeAll, "What this process runs: "+ServeControllers+" (the App controller, the storage migration and the monitoring installer, behind leader election), "+ServeWebhooks+" (the defaulting, validating and conversion webhooks, on every replica) or "+ServeAll+".")
+	fs.StringVar(&o.serve, "serve", ServeAll, "What this process runs: "+ServeControllers+" (the App controller and the monitoring installer, behind leader election), "+ServeWebhooks+" (the defaulting and validating webhooks, on every replica) or "+ServeAll+".")
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8443", "Address the metrics endpoint binds to; 0 disables it.")
 	fs.BoolVar(&o.secureMetrics, "metrics-secure", true, "Serve metrics over HTTPS, to authenticated and authorized clients only.")
 	fs.StringVar(&o.metricsCertPath, "metrics-cert-path", "", "Directory holding tls.crt and tls.key for the metrics endpoint; empty means a self-signed certificate.")
@@ -70,7 +83,7 @@ func bindFlags(fs *flag.FlagSet) *options {
 	fs.DurationVar(&o.renewDeadline, "leader-election-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew its lease before it gives up leading.")
 	fs.DurationVar(&o.retryPeriod, "leader-election-retry-period", 2*time.Second, "How often leader election clients try to acquire or renew the lease.")
 	fs.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", 16, "Number of Apps reconciled at the same time.")
-	fs.DurationVar(&o.migrationInterval, "storage-migration-interval", 10*time.Minute, "How often to check whether Apps stored in an older version must be rewritten.")
+	fs.StringVar(&o.watchNamespaces, "watch-namespaces", "", "Comma-separated namespaces whose Apps the manager reconciles, and the only ones it caches; empty means every namespace. OLM passes its OperatorGroup's target namespaces (olm.targetNamespaces).")
 	fs.DurationVar(&o.syncPeriod, "sync-period", 10*time.Hour, "How often every App is reconciled again even when nothing changed.")
 	fs.BoolVar(&o.installMonitoring, "install-monitoring", true, "Apply the ServiceMonitor and PrometheusRule in the manager's namespace wherever the Prometheus Operator's API is served; false where the install carries them (the Helm chart).")
 	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "", "Address of the pprof endpoint; empty disables it.")
@@ -92,6 +105,11 @@ func (o *options) validate() error {
 	default:
 		bad("--serve must be %s, %s or %s, got %q", ServeControllers, ServeWebhooks, ServeAll, o.serve)
 	}
+	for _, ns := range o.namespaces() {
+		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+			bad("--watch-namespaces: %q is not a namespace name: %s", ns, strings.Join(msgs, "; "))
+		}
+	}
 	if o.maxConcurrentReconciles < 1 {
 		bad("--max-concurrent-reconciles must be at least 1, got %d", o.maxConcurrentReconciles)
 	}
@@ -112,7 +130,6 @@ func (o *options) validate() error {
 		value time.Duration
 	}{
 		{"--sync-period", o.syncPeriod},
-		{"--storage-migration-interval", o.migrationInterval},
 		{"--leader-election-lease-duration", o.leaseDuration},
 		{"--leader-election-renew-deadline", o.renewDeadline},
 		{"--leader-election-retry-period", o.retryPeriod},

@@ -36,7 +36,7 @@ func TestABadFlagIsRefusedByName(t *testing.T) {
 		"--kube-api-qps=0":                    "--kube-api-qps must be positive, got 0",
 		"--kube-api-burst=0":                  "--kube-api-burst must be at least 1, got 0",
 		"--sync-period=0":                     "--sync-period must be positive, got 0s",
-		"--storage-migration-interval=-1m":    "--storage-migration-interval must be positive, got -1m0s",
+		"--watch-namespaces=team-a,Team_B":    `--watch-namespaces: "Team_B" is not a namespace name: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`,
 		"--leader-election-retry-period=0":    "--leader-election-retry-period must be positive, got 0s",
 		"--leader-election-lease-duration=5s": "--leader-election-lease-duration (5s) must be longer than --leader-election-renew-deadline (10s)",
 		"--leader-election-retry-period=9s":   "--leader-election-renew-deadline (10s) must be longer than 1.2 times --leader-election-retry-period (9s)",
@@ -55,4 +55,19 @@ func TestEveryBadFlagIsNamedAtOnce(t *testing.T) {
 	assert.Equal(t, "--max-concurrent-reconciles must be at least 1, got -2\n"+
 		"--sync-period must be positive, got 0s\n"+
 		"--leader-election-lease-duration (15s) must be longer than --leader-election-renew-deadline (20s)", err.Error())
+}
+
+func TestWatchNamespacesAreTheListOLMPasses(t *testing.T) {
+	for value, want := range map[string][]string{
+		"":                  nil, // OLM's AllNamespaces target
+		"team-a":            {"team-a"},
+		"team-a,team-b":     {"team-a", "team-b"},
+		" team-a , team-b,": {"team-a", "team-b"},
+	} {
+		t.Run(value, func(t *testing.T) {
+			o := parse(t, "--watch-namespaces="+value)
+			assert.Equal(t, want, o.namespaces())
+			assert.NoError(t, o.validate())
+		})
+	}
 }

@@ -1,7 +1,6 @@
 // Package envtest runs App Operator, wired exactly as it ships, against a real kube-apiserver
-// and etcd (the binaries built into bin/ and found through KUBEBUILDER_ASSETS). The CRD's
-// conversion and the admission webhooks are served by the operator's own webhook server over
-// TLS. There is no kube-controller-manager: tests play the Deployment controller themselves.
+// and etcd (the binaries built into bin/ and found through KUBEBUILDER_ASSETS). The
+// admission webhooks are served by the operator's own webhook server over TLS. There is no kube-controller-manager: tests play the Deployment controller themselves.
 package envtest
 
 import (
@@ -95,7 +94,7 @@ func Start() (*Environment, error) {
 	wh := e.env.WebhookInstallOptions
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 operator.Scheme(),
-		Cache:                  operator.CacheOptions(10 * time.Hour),
+		Cache:                  operator.CacheOptions(10*time.Hour, nil),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		WebhookServer: webhook.NewServer(webhook.Options{
@@ -109,7 +108,7 @@ func Start() (*Environment, error) {
 	}
 	if err := operator.Setup(mgr, operator.Options{
 		Controllers: true, Webhooks: true,
-		MaxConcurrentReconciles: 4, MigrationInterval: 500 * time.Millisecond,
+		MaxConcurrentReconciles: 4,
 	}); err != nil {
 		return nil, e.stopAfter(err)
 	}

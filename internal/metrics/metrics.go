@@ -29,18 +29,6 @@ var (
 		Help: "Number of reconciles that failed, by controller and reason.",
 	}, []string{"controller", "reason"})
 
-	// StoredVersions is 1 for every version the App CRD lists in status.storedVersions.
-	StoredVersions = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "operator_crd_stored_versions",
-		Help: "Versions the CRD lists in status.storedVersions (1 each); more than one means a storage migration is due.",
-	}, []string{"crd", "version"})
-
-	// MigratedApps counts the Apps rewritten in the CRD's storage version.
-	MigratedApps = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "operator_storage_migrated_apps_total",
-		Help: "Number of Apps rewritten in the CRD's storage version by the storage migration.",
-	})
-
 	// ReconcileDuration observes how long reconciles take, by controller.
 	ReconcileDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "operator_reconcile_duration_seconds",
@@ -56,8 +44,6 @@ func Register(reg prometheus.Registerer, reader client.Reader) error {
 		reg.Register(ReconcileCount),
 		reg.Register(ReconcileErrors),
 		reg.Register(ReconcileDuration),
-		reg.Register(StoredVersions),
-		reg.Register(MigratedApps),
 		reg.Register(&appsCollector{reader: reader}),
 	)
 }

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	operatorsv2 "github.com/operator-framework/api/pkg/operators/v2"
-
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -26,34 +24,29 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	appv1 "github.com/mycompany/app-operator/api/v1"
-	"github.com/mycompany/app-operator/api/v1alpha1"
 	"github.com/mycompany/app-operator/controllers"
 	"github.com/mycompany/app-operator/controllers/apply"
 	"github.com/mycompany/app-operator/controllers/cachesync"
 	"github.com/mycompany/app-operator/controllers/desired"
 	"github.com/mycompany/app-operator/internal/metrics"
 	"github.com/mycompany/app-operator/internal/monitoring"
-	"github.com/mycompany/app-operator/internal/storagemigration"
 	appwebhook "github.com/mycompany/app-operator/internal/webhook"
 )
 
 // Options configure the operator's parts.
 type Options struct {
-	// Controllers runs the App controller, the storage migration and the monitoring installer,
-	// behind leader election; Webhooks serves the defaulting, validating and conversion
-	// webhooks. A process runs either or both.
+	// Controllers runs the App controller and the monitoring installer, behind leader
+	// election; Webhooks serves the defaulting and validating webhooks. A process runs either
+	// or both.
 	Controllers, Webhooks bool
 	// MaxConcurrentReconciles is the number of Apps reconciled at the same time.
 	MaxConcurrentReconciles int
 	// Desired is passed to the builders of an App's children.
 	Desired desired.Options
-	// MigrationInterval is how often the storage migration checks the App CRD.
-	MigrationInterval time.Duration
-	// OperatorCondition names OLM's OperatorCondition of the running release, whose
-	// Upgradeable condition the storage migration sets; empty when not installed by OLM. Its
-	// namespace is the manager's, where the monitoring objects go, owned by the
-	// ClusterServiceVersion of the same name.
-	OperatorCondition client.ObjectKey
+	// CSV names the ClusterServiceVersion that installed the manager, in the manager's
+	// namespace, where the monitoring objects go, owned by it; its name is empty when OLM did
+	// not install the manager.
+	CSV client.ObjectKey
 	// InstallMonitoring applies the ServiceMonitor and PrometheusRule where the Prometheus
 	// Operator runs; off where the install carries them itself (the Helm chart).
 	InstallMonitoring bool
@@ -64,20 +57,28 @@ func Scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
 	utilruntime.Must(appv1.AddToScheme(s))
-	utilruntime.Must(v1alpha1.AddToScheme(s))
 	utilruntime.Must(apiextensionsv1.AddToScheme(s))
-	utilruntime.Must(operatorsv2.AddToScheme(s))
 	return s
 }
 
 // CacheOptions keep the cache small: no managedFields on any object, no copy of an App's last
 // kubectl apply, and only the children that carry the operator's label. Every syncPeriod,
-// every cached object is handed to the controller again.
-func CacheOptions(syncPeriod time.Duration) cache.Options {
+// every cached object is handed to the controller again. With namespaces, the cache holds
+// the objects of those namespaces only, as the operator's Roles there allow; without, of
+// every namespace.
+func CacheOptions(syncPeriod time.Duration, namespaces []string) cache.Options {
 	managed := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{appv1.LabelManagedBy: appv1.ManagedByValue})}
+	var scoped map[string]cache.Config
+	if len(namespaces) > 0 {
+		scoped = make(map[string]cache.Config, len(namespaces))
+		for _, ns := range namespaces {
+			scoped[ns] = cache.Config{}
+		}
+	}
 	return cache.Options{
-		SyncPeriod:       &syncPeriod,
-		DefaultTransform: cache.TransformStripManagedFields(),
+		DefaultNamespaces: scoped,
+		SyncPeriod:        &syncPeriod,
+		DefaultTransform:  cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
 			&appv1.App{}:                             {Transform: TrimApp},
 			&appsv1.Deployment{}:                     managed,
@@ -123,12 +124,9 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	return setupControllers(mgr, o)
 }
 
-// setupControllers adds the operator's metrics, the App controller, the storage migration
-// and, in a pod, the monitoring installer.
+// setupControllers adds the operator's metrics, the App controller and, in a pod, the
+// monitoring installer.
 func setupControllers(mgr ctrl.Manager, o Options) error {
-	if o.MigrationInterval <= 0 {
-		return fmt.Errorf("the storage migration interval must be positive, got %v", o.MigrationInterval)
-	}
 	if o.MaxConcurrentReconciles < 1 {
 		return fmt.Errorf("max concurrent reconciles must be 1 or more, got %d", o.MaxConcurrentReconciles)
 	}
@@ -147,20 +145,7 @@ func setupControllers(mgr ctrl.Manager, o Options) error {
 	if err := reconciler.SetupWithManager(mgr, o.MaxConcurrentReconciles); err != nil {
 		return fmt.Errorf("setting up the App controller: %w", err)
 	}
-	migrator := &storagemigration.Migrator{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-		Recorder: mgr.GetEventRecorder("storage-migration"), Log: mgr.GetLogger().WithName("storage-migration"),
-		Interval: o.MigrationInterval, PageSize: 500,
-	}
-	if o.OperatorCondition.Name != "" {
-		migrator.Upgradeable = &storagemigration.OperatorCondition{
-			Reader: mgr.GetAPIReader(), Client: mgr.GetClient(), Key: o.OperatorCondition, Type: operatorsv2.Upgradeable,
-		}
-	}
-	if err := mgr.Add(migrator); err != nil {
-		return fmt.Errorf("setting up the storage migration: %w", err)
-	}
-	if o.OperatorCondition.Namespace == "" || !o.InstallMonitoring {
+	if o.CSV.Namespace == "" || !o.InstallMonitoring {
 		return nil // not in a pod (nowhere to put the monitoring objects), or not asked to
 	}
 	dc, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
@@ -168,6 +153,6 @@ func setupControllers(mgr ctrl.Manager, o Options) error {
 		return err
 	}
 	return mgr.Add(&monitoring.Installer{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Discovery: dc,
-		Namespace: o.OperatorCondition.Namespace, CSV: o.OperatorCondition.Name, Interval: time.Minute,
+		Namespace: o.CSV.Namespace, CSV: o.CSV.Name, Interval: time.Minute,
 		Log: mgr.GetLogger().WithName("monitoring")})
 }

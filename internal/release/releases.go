@@ -221,3 +221,41 @@ func (rs Releases) Graph(version string) (replaces, skipRange string, err error)
 	}
 	return "", "", fmt.Errorf("version %s is not in %s: add it as the release being prepared", version, RecordFile)
 }
+
+// Next is the release OLM upgrades an installed one to: the newest that replaces it or whose
+// skipRange holds it; empty when there is none.
+func (rs Releases) Next(installed string) (string, error) {
+	v, err := semver.Parse(installed)
+	if err != nil {
+		return "", fmt.Errorf("version %q: %w", installed, err)
+	}
+	newest := ""
+	for _, r := range rs {
+		replaces, skipRange, err := rs.Graph(r.Version)
+		if err != nil {
+			return "", err
+		}
+		skips := skipRange != "" && semver.MustParseRange(skipRange)(v)
+		if replaces == CSVName(installed) || skips {
+			newest = r.Version
+		}
+	}
+	return newest, nil
+}
+
+// Path is every release OLM installs, one upgrade after another, from an installed release to
+// the newest, both included.
+func (rs Releases) Path(from string) ([]string, error) {
+	path := []string{from}
+	for at, head := from, rs.Latest().Version; at != head; {
+		to, err := rs.Next(at)
+		if err != nil {
+			return nil, err
+		}
+		if to == "" {
+			return nil, fmt.Errorf("nothing upgrades %s (path %v)", at, path)
+		}
+		path, at = append(path, to), to
+	}
+	return path, nil
+}

@@ -105,36 +105,49 @@ func TestTheCommittedRecordParses(t *testing.T) {
 
 // next is the release OLM upgrades an installed version to: the newest release that replaces
 // it or whose skipRange holds it; "" if none does.
-func next(t *testing.T, rs Releases, installed string) string {
-	t.Helper()
-	v := semver.MustParse(installed)
-	newest := ""
-	for _, r := range rs {
-		replaces, skipRange, err := rs.Graph(r.Version)
-		require.NoError(t, err)
-		skips := skipRange != "" && semver.MustParseRange(skipRange)(v)
-		if replaces == CSVName(installed) || skips {
-			newest = r.Version
-		}
-	}
-	return newest
-}
-
 // Every release of the committed record reaches the newest by OLM's upgrades, each step to a
 // newer release. (That each jump is one OLM can carry out, the CRD of its target converting
 // what the release before stored, is tested on a cluster by test/upgrade.)
 func TestEveryReleaseReachesTheNewest(t *testing.T) {
 	rs, err := Load("../../catalog")
 	require.NoError(t, err)
-	head := rs.Latest().Version
 	for _, r := range rs[:len(rs)-1] {
-		path := []string{r.Version}
-		for at := r.Version; at != head; {
-			to := next(t, rs, at)
-			require.NotEmpty(t, to, "nothing upgrades %s (path %v)", at, path)
-			require.True(t, semver.MustParse(to).GT(semver.MustParse(at)), "%s upgrades to %s", at, to)
-			path, at = append(path, to), to
+		path, err := rs.Path(r.Version)
+		require.NoError(t, err)
+		for i := 1; i < len(path); i++ {
+			require.True(t, semver.MustParse(path[i]).GT(semver.MustParse(path[i-1])), "%s upgrades to %s", path[i-1], path[i])
 		}
 		t.Logf("%s: %v", r.Version, path)
 	}
+}
+
+// 0.1.0 stores Apps as v1alpha1, which 1.0.0's CRD no longer has: OLM would refuse the jump
+// (the new CRD removes a stored version). Its path goes through a release that migrates them.
+func TestTheFirstReleaseReachesOneWithoutV1alpha1OnlyThroughAMigration(t *testing.T) {
+	rs, err := Load("../../catalog")
+	require.NoError(t, err)
+	withoutV1alpha1 := semver.MustParse("1.0.0")
+	path, err := rs.Path(rs[0].Version)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(path), 2)
+	require.True(t, semver.MustParse(path[1]).LT(withoutV1alpha1), "%s jumps straight to %s (path %v)", path[0], path[1], path)
+}
+
+func TestPathFollowsReplacesAndSkipRanges(t *testing.T) {
+	rs := Releases{
+		{Version: "0.1.0"}, {Version: "0.2.0", SkipRange: NoSkipRange}, {Version: "0.3.0"},
+		{Version: "0.4.0", SkipRange: ">=0.2.0 <0.4.0"},
+	}
+	for from, want := range map[string][]string{
+		"0.1.0": {"0.1.0", "0.3.0", "0.4.0"}, // 0.4.0's range leaves 0.1.0 out
+		"0.2.0": {"0.2.0", "0.4.0"},
+		"0.3.0": {"0.3.0", "0.4.0"},
+		"0.4.0": {"0.4.0"},
+	} {
+		path, err := rs.Path(from)
+		require.NoError(t, err)
+		require.Equal(t, want, path, from)
+	}
+	_, err := Releases{{Version: "0.1.0"}, {Version: "0.2.0"}, {Version: "0.3.0", SkipRange: ">=0.2.0 <0.3.0"}}.Path("0.0.1")
+	require.EqualError(t, err, "nothing upgrades 0.0.1 (path [0.0.1])")
 }

@@ -1,6 +1,4 @@
-// Package webhook serves App Operator's admission webhooks. They are registered on the v1 hub
-// with matchPolicy Equivalent: the API server converts a v1alpha1 request to v1 before
-// calling them, so one defaulter and one validator serve every version.
+// Package webhook serves App Operator's admission webhooks on v1, the App API's one version.
 package webhook
 
 import (
@@ -31,7 +29,7 @@ var (
 	_ admission.Validator[*appv1.App] = AppWebhook{}
 )
 
-// Setup registers the defaulting, validating and conversion webhooks of App, and the guard
+// Setup registers the defaulting and validating webhooks of App, and the guard
 // of its scale subresource, with a manager.
 func Setup(mgr ctrl.Manager) error {
 	defaulting := admission.WithDefaulter(mgr.GetScheme(), AppWebhook{})
@@ -71,8 +69,6 @@ func (AppWebhook) ValidateDelete(context.Context, *appv1.App) (admission.Warning
 }
 
 // validate refuses an invalid App, then one whose requester lacks a permission it needs.
-// Requests through the deprecated v1alpha1 get the CRD's deprecation warning from the API
-// server itself.
 func (w AppWebhook) validate(ctx context.Context, old, app *appv1.App) (admission.Warnings, error) {
 	warnings := appv1.Warnings(app)
 	if errs := appv1.Validate(app); len(errs) > 0 {

@@ -21,7 +21,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appv1 "github.com/mycompany/app-operator/api/v1"
-	"github.com/mycompany/app-operator/api/v1alpha1"
 )
 
 func TestDefaultsAreApplied(t *testing.T) {
@@ -41,15 +40,17 @@ func TestDefaultsAreApplied(t *testing.T) {
 	require.Equal(t, []corev1.Capability{"ALL"}, app.Spec.SecurityContext.Container.Capabilities.Drop)
 }
 
-// v1alpha1 is no longer served: a client that still writes it is told so, naming the version,
-// and nothing is created. The CRD keeps the version, unserved, for what 0.1.0 stored in it.
-func TestV1alpha1IsNoLongerServed(t *testing.T) {
+// v1alpha1 is gone from the CRD: a client that still writes it is told so, naming the
+// version, and nothing is created.
+func TestV1alpha1IsGone(t *testing.T) {
 	ctx := context.Background()
 	ns := env.Namespace(t)
-	old := &v1alpha1.App{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "legacy"},
-		Spec:       v1alpha1.AppSpec{Image: "nginx:1.27"},
-	}
+	old := &unstructured.Unstructured{}
+	old.SetAPIVersion("mycompany.com/v1alpha1")
+	old.SetKind("App")
+	old.SetNamespace(ns)
+	old.SetName("legacy")
+	require.NoError(t, unstructured.SetNestedField(old.Object, "nginx:1.27", "spec", "image"))
 	err := env.Client.Create(ctx, old)
 	require.True(t, meta.IsNoMatchError(err), "want no match for the version, got %v", err)
 	require.Contains(t, err.Error(), `no matches for kind "App" in version "mycompany.com/v1alpha1"`)
@@ -64,12 +65,10 @@ func TestV1alpha1IsNoLongerServed(t *testing.T) {
 
 	var crd apiextensionsv1.CustomResourceDefinition
 	require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Name: "apps.mycompany.com"}, &crd))
-	served := map[string]bool{}
-	for _, v := range crd.Spec.Versions {
-		served[v.Name] = v.Served
-	}
-	require.Equal(t, map[string]bool{"v1": true, "v1alpha1": false}, served)
-	require.Equal(t, []string{"v1"}, crd.Status.StoredVersions, "this release stores v1")
+	require.Len(t, crd.Spec.Versions, 1)
+	require.Equal(t, "v1", crd.Spec.Versions[0].Name)
+	require.Nil(t, crd.Spec.Conversion.Webhook, "no conversion webhook: %+v", crd.Spec.Conversion)
+	require.Equal(t, []string{"v1"}, crd.Status.StoredVersions)
 }
 
 // rawClient is a REST client of the test's API server that needs no scheme or discovery.

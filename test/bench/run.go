@@ -123,7 +123,7 @@ func (in *installed) subscribe(ctx context.Context, rel *localcluster.Releases, 
 	if in.op, err = in.restart(in.managerArgs); err != nil {
 		return err
 	}
-	if err := c.WaitForConversionWebhook(ctx); err != nil {
+	if err := c.WaitForCRD(ctx); err != nil {
 		return err
 	}
 	if in.token, err = c.MetricsReaderToken(ctx, "default", "bench-scraper"); err != nil {

@@ -107,23 +107,19 @@ func TestDockerfileLabelsMatchAnnotations(t *testing.T) {
 func TestCSVDeclaresWhatOLMNeeds(t *testing.T) {
 	csv := load(t).CSV
 	require.Equal(t, []operatorsv1alpha1.InstallMode{
-		{Type: operatorsv1alpha1.InstallModeTypeOwnNamespace, Supported: false},
-		{Type: operatorsv1alpha1.InstallModeTypeSingleNamespace, Supported: false},
-		{Type: operatorsv1alpha1.InstallModeTypeMultiNamespace, Supported: false},
+		{Type: operatorsv1alpha1.InstallModeTypeOwnNamespace, Supported: true},
+		{Type: operatorsv1alpha1.InstallModeTypeSingleNamespace, Supported: true},
+		{Type: operatorsv1alpha1.InstallModeTypeMultiNamespace, Supported: true},
 		{Type: operatorsv1alpha1.InstallModeTypeAllNamespaces, Supported: true},
-	}, csv.Spec.InstallModes, "a conversion webhook needs AllNamespaces only")
-	require.Contains(t, csv.Spec.Description, "AllNamespaces")
+	}, csv.Spec.InstallModes, "every install mode")
 
 	types := map[operatorsv1alpha1.WebhookAdmissionType]bool{}
 	for _, w := range csv.Spec.WebhookDefinitions {
 		types[w.Type] = true
-		if w.Type == operatorsv1alpha1.ConversionWebhook {
-			require.Equal(t, []string{"apps.mycompany.com"}, w.ConversionCRDs)
-			require.Equal(t, "/convert", *w.WebhookPath)
-		}
 	}
-	require.True(t, types[operatorsv1alpha1.MutatingAdmissionWebhook] && types[operatorsv1alpha1.ValidatingAdmissionWebhook] &&
-		types[operatorsv1alpha1.ConversionWebhook], "defaulting, validating and conversion webhooks")
+	require.Equal(t, map[operatorsv1alpha1.WebhookAdmissionType]bool{
+		operatorsv1alpha1.MutatingAdmissionWebhook: true, operatorsv1alpha1.ValidatingAdmissionWebhook: true,
+	}, types, "defaulting and validating webhooks; one API version, so no conversion")
 
 	owned, served := map[string]bool{}, map[string]bool{}
 	for _, crd := range csv.Spec.CustomResourceDefinitions.Owned {
@@ -138,7 +134,7 @@ func TestCSVDeclaresWhatOLMNeeds(t *testing.T) {
 			served[v.Name] = true
 		}
 	}
-	require.Equal(t, map[string]bool{"v1": true}, served, "v1alpha1 is no longer served")
+	require.Equal(t, map[string]bool{"v1": true}, served, "v1 is the one version")
 	require.Equal(t, served, owned, "every served version is owned, and only those")
 
 	var examples []map[string]any

@@ -57,7 +57,7 @@ func newCluster(t *testing.T, managerArgs ...string) *localcluster.Cluster {
 	}
 	_, err = c.WaitForManager(ctx, head.CSVName(), 3*time.Minute)
 	require.NoError(t, err)
-	require.NoError(t, c.WaitForConversionWebhook(ctx))
+	require.NoError(t, c.WaitForCRD(ctx))
 	return c
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/pem"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -136,7 +137,10 @@ func TestTheChartRunsTheManagerAsTheBundleDoes(t *testing.T) {
 			}
 		}
 		assert.ElementsMatch(t, w.Args, args, "container %s", w.Name)
-		assert.True(t, equality.Semantic.DeepEqual(w.Env, g.Env), "container %s: env %v, not the bundle's %v", w.Name, g.Env, w.Env)
+		// The bundle's controllers watch what OLM's OperatorGroup targets; the chart's, every
+		// namespace.
+		env := slices.DeleteFunc(slices.Clone(w.Env), func(e corev1.EnvVar) bool { return e.Name == "APP_OPERATOR_WATCH_NAMESPACES" })
+		assert.True(t, equality.Semantic.DeepEqual(env, g.Env), "container %s: env %v, not the bundle's %v", w.Name, g.Env, env)
 		assert.Equal(t, w.Ports, g.Ports, "container %s", w.Name)
 		assert.Equal(t, w.Resources, g.Resources, "container %s", w.Name)
 		assert.Equal(t, w.LivenessProbe, g.LivenessProbe, "container %s", w.Name)
@@ -165,8 +169,7 @@ func TestTheChartServesWhatMakeManifestsGenerates(t *testing.T) {
 	assert.Equal(t, wantCRD.Spec.Versions, crd.Spec.Versions)
 	assert.Equal(t, wantCRD.Spec.Names, crd.Spec.Names)
 	assert.Equal(t, "keep", crd.Annotations["helm.sh/resource-policy"], "an uninstall keeps the CRD, and every App")
-	require.NotNil(t, crd.Spec.Conversion.Webhook)
-	conversion := crd.Spec.Conversion.Webhook.ClientConfig
+	assert.Nil(t, crd.Spec.Conversion, "one version: nothing to convert")
 
 	service := find[corev1.Service](t, objs, "Service", "app-operator-webhook-service")
 	deployment := find[appsv1.Deployment](t, objs, "Deployment")
@@ -187,11 +190,7 @@ func TestTheChartServesWhatMakeManifestsGenerates(t *testing.T) {
 	mutating := find[admissionregistrationv1.MutatingWebhookConfiguration](t, objs, "MutatingWebhookConfiguration")
 	validating := find[admissionregistrationv1.ValidatingWebhookConfiguration](t, objs, "ValidatingWebhookConfiguration")
 	require.Len(t, mutating.Webhooks, len(want))
-	// The conversion webhook's client configuration, as the admission webhooks'.
-	configs := []admissionregistrationv1.WebhookClientConfig{{CABundle: conversion.CABundle}}
-	if s := conversion.Service; s != nil {
-		configs[0].Service = &admissionregistrationv1.ServiceReference{Name: s.Name, Namespace: s.Namespace, Path: s.Path}
-	}
+	var configs []admissionregistrationv1.WebhookClientConfig
 	for i, w := range want {
 		g := mutating.Webhooks[i]
 		assert.Equal(t, []any{w.Name, w.Rules, w.FailurePolicy, w.MatchPolicy}, []any{g.Name, g.Rules, g.FailurePolicy, g.MatchPolicy})
@@ -261,12 +260,10 @@ func TestCertManagerIssuesTheCertificateWhenAsked(t *testing.T) {
 			assert.Contains(t, cert.Spec.DNSNames, "app-operator-controller-manager-metrics-service."+namespace+".svc")
 
 			inject := namespace + "/" + u.GetName()
-			for _, kind := range []string{"CustomResourceDefinition", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"} {
+			for _, kind := range []string{"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"} {
 				o := find[unstructured.Unstructured](t, objs, kind)
 				assert.Equal(t, inject, o.GetAnnotations()["cert-manager.io/inject-ca-from"], kind)
 			}
-			crd := find[apiextensionsv1.CustomResourceDefinition](t, objs, "CustomResourceDefinition")
-			assert.Empty(t, crd.Spec.Conversion.Webhook.ClientConfig.CABundle, "cert-manager injects it")
 		})
 	}
 }

@@ -88,7 +88,7 @@ func subscribe(ctx context.Context) error {
 	if err := cluster.WaitForInstallPlan(ctx, csv, 3*time.Minute); err != nil {
 		return err
 	}
-	return cluster.WaitForConversionWebhook(ctx)
+	return cluster.WaitForCRD(ctx)
 }
 
 func headVersion() string { return releases.Head().Version }

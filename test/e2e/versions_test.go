@@ -11,7 +11,7 @@ import (
 	appv1 "github.com/mycompany/app-operator/api/v1"
 )
 
-// A user who still applies a v1alpha1 manifest is told that the version is not served, by
+// A user who still applies a v1alpha1 manifest is told that the version does not exist, by
 // name, and nothing is created; the same App through v1 is admitted.
 func TestAV1alpha1ManifestIsRefusedNamingTheVersion(t *testing.T) {
 	ns := namespace(t)

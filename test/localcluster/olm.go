@@ -22,7 +22,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appv1 "github.com/mycompany/app-operator/api/v1"
-	appv1alpha1 "github.com/mycompany/app-operator/api/v1alpha1"
 )
 
 // Namespaces and names the harness gives OLM's objects.
@@ -183,22 +182,24 @@ func (c *Cluster) ServeCatalogImage(ctx context.Context, image string) error {
 	return nil
 }
 
-// WaitForConversionWebhook waits until OLM has pointed the App CRD's conversion webhook at
-// the Service it made for the operator, with its CA, no InstallPlan is still installing, and
-// the CRD has stayed so for three seconds. An InstallPlan that is installing applies the
-// bundle's CRD, without the webhook's CA, again at each of its syncs whose status write
-// conflicted; OLM injects the CA again only after it was removed.
-func (c *Cluster) WaitForConversionWebhook(ctx context.Context) error {
+// WaitForCRD waits until the App CRD is as OLM leaves it: no InstallPlan is still installing,
+// the CRD has stayed unchanged for three seconds, and its conversion webhook, if it has one
+// (every release before 1.0.0), points at the Service OLM made for the operator, with its CA.
+// An InstallPlan that is installing applies the bundle's CRD, without the webhook's CA, again
+// at each of its syncs whose status write conflicted; OLM injects the CA again only after it
+// was removed.
+func (c *Cluster) WaitForCRD(ctx context.Context) error {
 	var rv string
 	var since time.Time
-	return c.Poll(ctx, 2*time.Minute, "OLM to inject the CA of the App CRD's conversion webhook for good", func(ctx context.Context) (bool, error) {
+	return c.Poll(ctx, 2*time.Minute, "OLM to settle the App CRD (and inject its conversion webhook's CA, if it has one)", func(ctx context.Context) (bool, error) {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		if err := c.Client.Get(ctx, client.ObjectKey{Name: "apps.mycompany.com"}, crd); err != nil {
 			return false, err
 		}
 		conv := crd.Spec.Conversion
-		injected := conv != nil && conv.Webhook != nil && conv.Webhook.ClientConfig != nil && len(conv.Webhook.ClientConfig.CABundle) > 0 &&
-			conv.Webhook.ClientConfig.Service != nil && conv.Webhook.ClientConfig.Service.Namespace == OperatorsNamespace
+		injected := conv == nil || conv.Strategy != apiextensionsv1.WebhookConverter ||
+			(conv.Webhook != nil && conv.Webhook.ClientConfig != nil && len(conv.Webhook.ClientConfig.CABundle) > 0 &&
+				conv.Webhook.ClientConfig.Service != nil && conv.Webhook.ClientConfig.Service.Namespace == OperatorsNamespace)
 		installing, err := c.installing(ctx)
 		if err != nil {
 			return false, err
@@ -216,11 +217,17 @@ func (c *Cluster) WaitForConversionWebhook(ctx context.Context) error {
 // v1 (defaulting and validation) and, while the CRD serves it, through v1alpha1 (conversion
 // too), passes three times in a row. OLM injects a new CA into each webhook configuration on
 // its own schedule, so a release's manager can be ready while the API server still trusts the
-// previous CA.
+// previous CA. The dry runs are in the default namespace, which an install for all namespaces
+// serves.
 func (c *Cluster) WaitForWebhooks(ctx context.Context) error {
+	return c.WaitForWebhooksIn(ctx, metav1.NamespaceDefault)
+}
+
+// WaitForWebhooksIn is WaitForWebhooks in a namespace an install serves.
+func (c *Cluster) WaitForWebhooksIn(ctx context.Context, namespace string) error {
 	passes := 0
-	return c.PollEvery(ctx, time.Second, 2*time.Minute, "the App API's webhooks to answer", func(ctx context.Context) (bool, error) {
-		if err := c.dryRunApps(ctx); err != nil {
+	return c.PollEvery(ctx, time.Second, 2*time.Minute, "the App API's webhooks to answer in "+namespace, func(ctx context.Context) (bool, error) {
+		if err := c.dryRunApps(ctx, namespace); err != nil {
 			passes = 0
 			return false, err // polled again, and reported if it lasts
 		}
@@ -231,15 +238,15 @@ func (c *Cluster) WaitForWebhooks(ctx context.Context) error {
 
 // dryRunApps creates an App through v1 and, while the CRD serves it, through v1alpha1, in a
 // server-side dry run.
-func (c *Cluster) dryRunApps(ctx context.Context) error {
-	meta := metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, Name: "webhook-check"}
+func (c *Cluster) dryRunApps(ctx context.Context, namespace string) error {
+	meta := metav1.ObjectMeta{Namespace: namespace, Name: "webhook-check"}
 	apps := []client.Object{&appv1.App{ObjectMeta: meta, Spec: appv1.AppSpec{Image: "registry.example.com/check/web:1.0"}}}
-	legacy, err := c.Serves(ctx, appv1alpha1.GroupVersion.Version)
+	legacy, err := c.Serves(ctx, Legacy.Version)
 	if err != nil {
 		return err
 	}
 	if legacy {
-		apps = append(apps, &appv1alpha1.App{ObjectMeta: meta, Spec: appv1alpha1.AppSpec{Image: "registry.example.com/check/web:1.0"}})
+		apps = append(apps, LegacyApp(meta, "registry.example.com/check/web:1.0", 0))
 	}
 	for _, app := range apps {
 		if err := c.Client.Create(ctx, app, client.DryRunAll); err != nil {

@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appv1 "github.com/mycompany/app-operator/api/v1"
-	appv1alpha1 "github.com/mycompany/app-operator/api/v1alpha1"
 )
 
 // Probe is a client that writes and reads Apps without pause, as users and GitOps tools do,
@@ -107,7 +106,7 @@ func (p *Probe) write(ctx context.Context, i int) error {
 	body := fmt.Sprintf(`{"spec":{"podAnnotations":{"probe":"%d"}}}`, i)
 	if p.legacy && i%2 == 1 {
 		// v1alpha1 has no podAnnotations: its writes change the replica count, 1 or 2.
-		obj = &appv1alpha1.App{}
+		obj = LegacyApp(metav1.ObjectMeta{}, "", 0)
 		body = fmt.Sprintf(`{"spec":{"replicas":%d}}`, 1+i%4/2)
 	}
 	obj.SetNamespace(key.Namespace)
@@ -120,7 +119,7 @@ func (p *Probe) read(ctx context.Context) error {
 	defer cancel()
 	var list client.ObjectList = &appv1.AppList{}
 	if p.legacy {
-		list = &appv1alpha1.AppList{}
+		list = LegacyAppList()
 	}
 	return p.c.List(ctx, list, client.InNamespace(p.namespace))
 }

@@ -71,16 +71,13 @@ func TestMakeDeployWithACertDirNeedsNoCertManager(t *testing.T) {
 				b, _, _ := unstructured.NestedString(h.(map[string]any), "clientConfig", "caBundle")
 				caBundles = append(caBundles, b)
 			}
-		case "CustomResourceDefinition":
-			b, _, _ := unstructured.NestedString(u.Object, "spec", "conversion", "webhook", "clientConfig", "caBundle")
-			caBundles = append(caBundles, b)
 		}
 	}
 	require.Len(t, mounted, 2, "the webhooks' and the metrics' certificates")
 	for _, name := range mounted {
 		assert.True(t, secrets[name], "the manager mounts Secret %s, which make deploy applies", name)
 	}
-	require.Len(t, caBundles, 4, "three webhooks and the conversion")
+	require.Len(t, caBundles, 3, "three webhooks")
 	for _, b := range caBundles {
 		assert.Equal(t, base64.StdEncoding.EncodeToString(ca), b)
 	}

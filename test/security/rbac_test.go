@@ -31,13 +31,12 @@ var operatorRules = map[string]string{
 	// The ReplicaSets of an App's Deployment, listed past the cache (never watched, never
 	// written) only to roll back a failed rollout: the template to restore is in one of them.
 	"apps/replicasets": "list",
-	// Apps: read through the cache; patched only by the storage migration's rewrite, and
-	// their status by the reconciler.
-	"mycompany.com/apps":        "get,list,patch,watch",
+	// Apps: read through the cache; only their status is written, by the reconciler.
+	"mycompany.com/apps":        "get,list,watch",
 	"mycompany.com/apps/status": "patch",
-	// The App CRD only (resourceNames): its storage version, and trimming its storedVersions.
-	"apiextensions.k8s.io/customresourcedefinitions":        "get",
-	"apiextensions.k8s.io/customresourcedefinitions/status": "patch",
+	// The App CRD only (resourceNames): the defaulting webhook validates a malformed App
+	// against its schema, to name the field at fault.
+	"apiextensions.k8s.io/customresourcedefinitions": "get",
 	// Events about Apps (events.k8s.io) and about leader election (core).
 	"events.k8s.io/events": "create,patch",
 	"/events":              "create,patch",
@@ -131,4 +130,31 @@ func TestCSVPermissionsAreTheConfigRBAC(t *testing.T) {
 		rules = append(rules, p.Rules...)
 	}
 	require.Equal(t, operatorRules, flatten(t, rules))
+}
+
+// clusterRules are what the manager holds cluster-wide however OLM installs it: everything else
+// is in the CSV's namespaced permissions, which OLM grants in the OperatorGroup's target
+// namespaces only.
+var clusterRules = map[string]string{
+	"apiextensions.k8s.io/customresourcedefinitions": "get",
+	"authentication.k8s.io/tokenreviews":             "create",
+	"authorization.k8s.io/subjectaccessreviews":      "create",
+}
+
+func TestCSVClusterPermissionsAreOnlyClusterScoped(t *testing.T) {
+	b, err := manifests.GetBundleFromDir(filepath.Join(root, "bundle", "manifests"))
+	require.NoError(t, err)
+	spec := b.CSV.Spec.InstallStrategy.StrategySpec
+	var cluster, namespaced []rbacv1.PolicyRule
+	for _, p := range spec.ClusterPermissions {
+		cluster = append(cluster, p.Rules...)
+	}
+	for _, p := range spec.Permissions {
+		namespaced = append(namespaced, p.Rules...)
+	}
+	require.Equal(t, clusterRules, flatten(t, cluster))
+	for resource := range flatten(t, namespaced) {
+		_, clusterScoped := clusterRules[resource]
+		require.False(t, clusterScoped, "%s is cluster-scoped: a Role cannot grant it", resource)
+	}
 }

@@ -20,7 +20,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appv1 "github.com/mycompany/app-operator/api/v1"
-	"github.com/mycompany/app-operator/api/v1alpha1"
 	"github.com/mycompany/app-operator/controllers/desired"
 	"github.com/mycompany/app-operator/test/localcluster"
 )
@@ -52,7 +51,7 @@ func (e *env) createFleet(t *testing.T, n int, f fleet) {
 		onNode := metav1.ObjectMeta{Namespace: fleetNamespace, Name: fmt.Sprintf("real-%03d", i)}
 		switch {
 		case i%2 == 0 && i/2 < f.real && f.legacy:
-			obj = &v1alpha1.App{ObjectMeta: onNode, Spec: v1alpha1.AppSpec{Image: sampleImage, Replicas: ptr.To(int32(1))}}
+			obj = localcluster.LegacyApp(onNode, sampleImage, 1)
 		case i%2 == 0 && i/2 < f.real:
 			obj = &appv1.App{ObjectMeta: onNode, Spec: appv1.AppSpec{Image: sampleImage, Replicas: ptr.To(int32(1))}}
 		default:

@@ -77,8 +77,8 @@ func TestAnUpgradeThatWouldInvalidateAppsIsRefused(t *testing.T) {
 }
 
 // badBundle derives the throwaway release from the head's bundle, as published (its manager
-// pinned by digest): its CRD requires spec.owner, drops the conversion webhook (so that OLM's
-// validation of existing Apps is binding) and no longer serves v1alpha1.
+// pinned by digest): its CRD requires spec.owner, and has only v1 and no conversion webhook
+// (so that OLM's validation of existing Apps is binding), as the head's has since 1.0.0.
 func badBundle(t *testing.T, e *env, head string) string {
 	t.Helper()
 	replaces := csvName(head)

@@ -17,13 +17,13 @@ import (
 // TestRollbackThroughEveryReleaseAndForward goes back from the head to the first release, one
 // release at a time, the way OLM allows it: delete the Subscription and the
 // ClusterServiceVersion, then subscribe again starting at the release before, with manual
-// approval. So it crosses every step of the release plan backwards: v1alpha1 served again
-// (0.6.0 to 0.5.0) and the storage switch (0.2.0 to 0.1.0). At each step every App keeps its
+// approval. So it crosses every step of the release plan backwards: v1alpha1 back in the CRD
+// (1.0.0 to 0.6.0), served again (0.6.0 to 0.5.0) and the storage switch (0.2.0 to 0.1.0). At each step every App keeps its
 // spec, v1-only fields included, and no workload's pod template changes, under a client
 // writing and reading Apps, and the Subscription shows the catalog's deprecation of the
-// release it installed. From the first release, the upgrade to the head waits in an
-// unapproved InstallPlan, the first release running, until a user approves it; then the head
-// migrates what the first release stored in v1alpha1.
+// release it installed. From the first release, the upgrade waits in an unapproved
+// InstallPlan, the first release running, until a user approves it; then the release it
+// goes through migrates what the first release stored in v1alpha1, and the head follows.
 func TestRollbackThroughEveryReleaseAndForward(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
@@ -56,26 +56,36 @@ func TestRollbackThroughEveryReleaseAndForward(t *testing.T) {
 	e.waitFleetAvailable(t)
 	before = e.snapshot(t)
 
-	// Manual approval holds the upgrade to the head: its plan waits, nothing of it is installed.
-	plan, err := e.InstallPlanFor(ctx, csvName(head), 3*time.Minute)
+	// From the first release, OLM's path to the head goes through the releases that migrate
+	// what it stored (internal/release: Path), one InstallPlan each. Manual approval holds
+	// the first of them: its plan waits, nothing of it is installed.
+	path, err := e.rel.Record.Path(first)
+	require.NoError(t, err)
+	next := path[1]
+	plan, err := e.InstallPlanFor(ctx, csvName(next), 3*time.Minute)
 	require.NoError(t, err)
 	require.False(t, plan.Spec.Approved)
 	time.Sleep(10 * time.Second)
 	require.NoError(t, e.Client.Get(ctx, client.ObjectKeyFromObject(plan), plan))
 	require.Equal(t, operatorsv1alpha1.InstallPlanPhaseRequiresApproval, plan.Status.Phase)
-	err = e.Client.Get(ctx, client.ObjectKey{Namespace: localcluster.OperatorsNamespace, Name: csvName(head)}, &operatorsv1alpha1.ClusterServiceVersion{})
+	err = e.Client.Get(ctx, client.ObjectKey{Namespace: localcluster.OperatorsNamespace, Name: csvName(next)}, &operatorsv1alpha1.ClusterServiceVersion{})
 	require.True(t, apierrors.IsNotFound(err), "nothing is installed before approval: %v", err)
 	_, running, err := e.Managers(ctx)
 	require.NoError(t, err)
 	require.Equal(t, csvName(first), running, "the first release keeps running")
 	e.assertFleetUnchanged(t, before)
 
-	e.probe(t, "forward to "+head, first, head, func() {
-		require.NoError(t, e.Approve(ctx, csvName(head)))
-		e.waitRelease(t, head)
-	})
-	e.assertFleetUnchanged(t, before)
-	e.assertDeprecation(t, head)
+	// Each approval once the release before has settled, its migration done.
+	for i := 1; i < len(path); i++ {
+		from, to := path[i-1], path[i]
+		e.probe(t, "forward to "+to, from, to, func() {
+			require.NoError(t, e.Approve(ctx, csvName(to)))
+			e.waitRelease(t, to)
+		})
+		e.assertFleetUnchanged(t, before)
+		e.assertDeprecation(t, to)
+	}
+	require.Equal(t, head, path[len(path)-1])
 	key := client.ObjectKey{Namespace: localcluster.OperatorsNamespace, Name: csvName(first)}
 	require.NoError(t, e.Poll(ctx, time.Minute, "OLM to remove "+csvName(first), func(ctx context.Context) (bool, error) {
 		err := e.Client.Get(ctx, key, &operatorsv1alpha1.ClusterServiceVersion{})

@@ -93,7 +93,7 @@ func (e *env) waitSettled(t *testing.T, version string, want []string) *localclu
 	require.NoError(t, err)
 	m, err := e.WaitForManager(ctx, csvName(version), 5*time.Minute)
 	require.NoError(t, err)
-	require.NoError(t, e.WaitForConversionWebhook(ctx))
+	require.NoError(t, e.WaitForCRD(ctx))
 	require.NoError(t, e.WaitForWebhooks(ctx))
 	require.NoError(t, e.Poll(ctx, 2*time.Minute, fmt.Sprintf("storedVersions %v", want), func(ctx context.Context) (bool, error) {
 		crd := &apiextensionsv1.CustomResourceDefinition{}

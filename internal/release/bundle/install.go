@@ -2,11 +2,13 @@ package bundle
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -71,15 +73,20 @@ func (b *Bundle) install(in *inputs, o Options) error {
 	return nil
 }
 
-// grant adds rules to a ServiceAccount's permissions, one entry per ServiceAccount.
+// grant adds rules to a ServiceAccount's permissions, one entry per ServiceAccount, each rule
+// once: two roles bound to it may both grant one (the webhooks and the metrics endpoint both
+// create SubjectAccessReviews).
 func grant(perms []operatorsv1alpha1.StrategyDeploymentPermissions, account string, rules []rbacv1.PolicyRule) []operatorsv1alpha1.StrategyDeploymentPermissions {
-	for i := range perms {
-		if perms[i].ServiceAccountName == account {
-			perms[i].Rules = append(perms[i].Rules, rules...)
-			return perms
+	i := slices.IndexFunc(perms, func(p operatorsv1alpha1.StrategyDeploymentPermissions) bool { return p.ServiceAccountName == account })
+	if i < 0 {
+		perms, i = append(perms, operatorsv1alpha1.StrategyDeploymentPermissions{ServiceAccountName: account}), len(perms)
+	}
+	for _, r := range rules {
+		if !slices.ContainsFunc(perms[i].Rules, func(have rbacv1.PolicyRule) bool { return equality.Semantic.DeepEqual(have, r) }) {
+			perms[i].Rules = append(perms[i].Rules, r)
 		}
 	}
-	return append(perms, operatorsv1alpha1.StrategyDeploymentPermissions{ServiceAccountName: account, Rules: rules})
+	return perms
 }
 
 func bindsAccount(rb *unstructured.Unstructured, accounts map[string]bool) bool {

@@ -53,7 +53,7 @@ func install(ctx context.Context, c *localcluster.Cluster, csv string) error {
 	if _, err := c.WaitForManager(ctx, csv, 3*time.Minute); err != nil {
 		return err
 	}
-	return c.WaitForConversionWebhook(ctx)
+	return c.WaitForCRD(ctx)
 }
 
 func up(ctx context.Context, root, dir, bin, samplePath string) error {

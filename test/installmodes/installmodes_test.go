@@ -1,0 +1,136 @@
+package installmodes
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appv1 "github.com/mycompany/app-operator/api/v1"
+	"github.com/mycompany/app-operator/test/localcluster"
+)
+
+// outside is a namespace no install targets.
+const outside = "no-operator"
+
+// TestEachInstallModeServesItsTargetNamespacesOnly installs the head of the stable channel
+// three times side by side, once per namespaced install mode. Each install admits (defaulting
+// and validating) and reconciles the Apps of its target namespaces. No install's webhooks
+// or controllers touch an App anywhere else, and no install's ServiceAccount may read or write
+// Apps or their children in a namespace it does not target.
+func TestEachInstallModeServesItsTargetNamespacesOnly(t *testing.T) {
+	ctx := context.Background()
+	c := localcluster.StartForTest(t, "installmodes")
+	rel, err := localcluster.BuildReleases(ctx, localcluster.RepoRoot())
+	require.NoError(t, err)
+	head := rel.Head()
+	require.NoError(t, c.PublishCatalog(ctx, rel, head.Version))
+	createNamespace(t, c, outside)
+
+	installs := []install{
+		{operatorsv1alpha1.InstallModeTypeOwnNamespace, "team-own", []string{"team-own"}},
+		{operatorsv1alpha1.InstallModeTypeSingleNamespace, "ops-single", []string{"team-single"}},
+		{operatorsv1alpha1.InstallModeTypeMultiNamespace, "ops-multi", []string{"team-multi-a", "team-multi-b"}},
+	}
+	for _, in := range installs {
+		t.Run(string(in.mode), func(t *testing.T) {
+			start := time.Now()
+			subscribe(t, c, in, head.CSVName())
+			t.Logf("installed for %v in %.1fs", in.targets, time.Since(start).Seconds())
+			for _, ns := range in.targets {
+				assertServed(t, c, ns)
+			}
+		})
+	}
+
+	// Every install has reconciled Apps by now: one that saw the App outside would have too.
+	assertLeftAlone(t, c, outside)
+	for _, in := range installs {
+		for _, ns := range in.targets {
+			assertAccess(t, c, in, ns, true)
+		}
+		assertAccess(t, c, in, outside, false)
+		for _, other := range installs {
+			if other.namespace != in.namespace {
+				for _, ns := range other.targets {
+					assertAccess(t, c, in, ns, false)
+				}
+			}
+		}
+	}
+}
+
+// newApp is an App whose pods run on the fake nodes.
+func newApp(ns, name, image string) *appv1.App {
+	app := &appv1.App{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: appv1.AppSpec{Image: image, Replicas: ptr.To(int32(1))}}
+	localcluster.OnFakeNodes(&app.Spec)
+	return app
+}
+
+// badImage is refused by the validating webhook, not by the CRD's schema.
+const badImage = "registry.example.com/web:not a tag"
+
+// assertServed checks that an App in ns is defaulted, validated and reconciled.
+func assertServed(t *testing.T, c *localcluster.Cluster, ns string) {
+	t.Helper()
+	ctx := context.Background()
+	app := newApp(ns, "web", "registry.example.com/team/web:1.0")
+	require.NoError(t, c.Client.Create(ctx, app))
+	require.NotNil(t, app.Spec.SecurityContext, "the defaulting webhook filled in the restricted security context")
+	require.NoError(t, c.WaitForAppAvailable(ctx, client.ObjectKeyFromObject(app), 2*time.Minute))
+	require.NoError(t, c.Client.Get(ctx, client.ObjectKeyFromObject(app), &appsv1.Deployment{}))
+
+	err := c.Client.Create(ctx, newApp(ns, "bad", badImage))
+	require.True(t, apierrors.IsInvalid(err), "want the validating webhook's refusal, got %v", err)
+	require.Contains(t, err.Error(), "spec.image")
+}
+
+// assertLeftAlone checks that no webhook sees an App in ns, and no controller reconciles it.
+func assertLeftAlone(t *testing.T, c *localcluster.Cluster, ns string) {
+	t.Helper()
+	ctx := context.Background()
+	app := newApp(ns, "web", "registry.example.com/team/web:1.0")
+	require.NoError(t, c.Client.Create(ctx, app))
+	require.Nil(t, app.Spec.SecurityContext, "no defaulting webhook")
+	require.NoError(t, c.Client.Create(ctx, newApp(ns, "bad", badImage)), "no validating webhook")
+
+	assert.Never(t, func() bool {
+		got := &appv1.App{}
+		if err := c.Client.Get(ctx, client.ObjectKeyFromObject(app), got); err != nil {
+			return true // reported as touched: the App should be there, as it was made
+		}
+		err := c.Client.Get(ctx, client.ObjectKeyFromObject(app), &appsv1.Deployment{})
+		return got.Status.ObservedGeneration != 0 || len(got.Status.Conditions) > 0 || !apierrors.IsNotFound(err)
+	}, 15*time.Second, time.Second, "an App in %s gets a status or a Deployment", ns)
+}
+
+// assertAccess checks, as an install's ServiceAccount, whether it may read Apps and
+// Deployments in ns.
+func assertAccess(t *testing.T, c *localcluster.Cluster, in install, ns string, want bool) {
+	t.Helper()
+	cfg := rest.CopyConfig(c.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{
+		UserName: "system:serviceaccount:" + in.namespace + ":" + localcluster.DeploymentName,
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + in.namespace, "system:authenticated"},
+	}
+	sa, err := client.New(cfg, client.Options{Scheme: c.Client.Scheme()})
+	require.NoError(t, err)
+	for _, list := range []client.ObjectList{&appv1.AppList{}, &appsv1.DeploymentList{}} {
+		err := sa.List(context.Background(), list, client.InNamespace(ns))
+		if want {
+			require.NoError(t, err, "%s install's ServiceAccount in %s", in.mode, ns)
+		} else {
+			require.True(t, apierrors.IsForbidden(err), "%s install's ServiceAccount in %s: want 403, got %v", in.mode, ns, err)
+		}
+	}
+}
