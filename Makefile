@@ -135,10 +135,9 @@ test-unit: tools-envtest $(LOCALBIN)/promtool ## Run unit tests, envtest integra
 
 FUZZTIME ?= 5m
 .PHONY: fuzz
-fuzz: ## Fuzz defaulting, validation and conversion, FUZZTIME each (default 5m).
+fuzz: ## Fuzz defaulting and validation, FUZZTIME each (default 5m).
 	go test ./api/v1 -run '^$$' -fuzz '^FuzzDefaulting$$' -fuzztime $(FUZZTIME)
 	go test ./api/v1 -run '^$$' -fuzz '^FuzzValidation$$' -fuzztime $(FUZZTIME)
-	go test ./api/v1alpha1 -run '^$$' -fuzz '^FuzzConversion$$' -fuzztime $(FUZZTIME)
 
 ##@ Build
 

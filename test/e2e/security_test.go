@@ -51,13 +51,15 @@ func TestTheOperatorCannotReadSecretsOrTouchWhatItDoesNotManage(t *testing.T) {
 		{"create", "rbac.authorization.k8s.io", "clusterrolebindings", ""},
 		{"patch", "apiextensions.k8s.io", "customresourcedefinitions", "subscriptions.operators.coreos.com"},
 		{"get", "apiextensions.k8s.io", "customresourcedefinitions", "subscriptions.operators.coreos.com"},
-		{"update", "mycompany.com", "apps", ""}, {"delete", "mycompany.com", "apps", ""},
+		{"update", "mycompany.com", "apps", ""}, {"patch", "mycompany.com", "apps", ""}, {"delete", "mycompany.com", "apps", ""},
+		{"patch", "apiextensions.k8s.io", "customresourcedefinitions/status", "apps.mycompany.com"},
 	} {
 		require.False(t, can(t, r.verb, r.group, r.resource, "default", r.name), "%+v", r)
 	}
 	// What it needs, it has.
 	require.True(t, can(t, "patch", "apps", "deployments", "default", ""))
-	require.True(t, can(t, "patch", "apiextensions.k8s.io", "customresourcedefinitions/status", "", "apps.mycompany.com"))
+	require.True(t, can(t, "patch", "mycompany.com", "apps/status", "default", ""))
+	require.True(t, can(t, "get", "apiextensions.k8s.io", "customresourcedefinitions", "", "apps.mycompany.com"))
 }
 
 // An object that another controller owns keeps its content when an App wants its name.

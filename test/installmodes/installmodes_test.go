@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appv1 "github.com/mycompany/app-operator/api/v1"
+	"github.com/mycompany/app-operator/internal/release"
 	"github.com/mycompany/app-operator/test/localcluster"
 )
 
@@ -26,7 +27,8 @@ const outside = "no-operator"
 // three times side by side, once per namespaced install mode. Each install admits (defaulting
 // and validating) and reconciles the Apps of its target namespaces. No install's webhooks
 // or controllers touch an App anywhere else, and no install's ServiceAccount may read or write
-// Apps or their children in a namespace it does not target.
+// Apps or their children in a namespace it does not target. A rollback of such an install to
+// a release that supports all namespaces only is refused by OLM, saying why.
 func TestEachInstallModeServesItsTargetNamespacesOnly(t *testing.T) {
 	ctx := context.Background()
 	c := localcluster.StartForTest(t, "installmodes")
@@ -66,6 +68,49 @@ func TestEachInstallModeServesItsTargetNamespacesOnly(t *testing.T) {
 				}
 			}
 		}
+	}
+
+	t.Run("rollback to a release for all namespaces only", func(t *testing.T) {
+		assertRollbackRefused(t, c, installs[1], rel)
+	})
+}
+
+// assertRollbackRefused rolls an install back to the release before the head, as
+// docs/releases.md says, and checks that OLM refuses it, saying why: that release supports the
+// AllNamespaces install mode only. The install's Apps and their workloads stay.
+func assertRollbackRefused(t *testing.T, c *localcluster.Cluster, in install, rel *localcluster.Releases) {
+	ctx := context.Background()
+	versions := rel.Versions()
+	previous := release.CSVName(versions[len(versions)-2])
+	sub := &operatorsv1alpha1.Subscription{}
+	require.NoError(t, c.Client.Get(ctx, client.ObjectKey{Namespace: in.namespace, Name: localcluster.PackageName}, sub))
+	require.NoError(t, c.Client.Delete(ctx, sub))
+	require.NoError(t, c.Client.Delete(ctx, &operatorsv1alpha1.ClusterServiceVersion{ObjectMeta: metav1.ObjectMeta{Namespace: in.namespace, Name: rel.Head().CSVName()}}))
+
+	sub = createSubscription(t, c, in.namespace, localcluster.PackageName+"-2", previous)
+	require.NoError(t, c.Poll(ctx, 3*time.Minute, "the InstallPlan of "+previous+" to be approved", func(ctx context.Context) (bool, error) {
+		if err := c.Client.Get(ctx, client.ObjectKeyFromObject(sub), sub); err != nil || sub.Status.InstallPlanRef == nil {
+			return false, err
+		}
+		plan := &operatorsv1alpha1.InstallPlan{}
+		if err := c.Client.Get(ctx, client.ObjectKey{Namespace: in.namespace, Name: sub.Status.InstallPlanRef.Name}, plan); err != nil {
+			return false, err
+		}
+		if plan.Spec.Approved {
+			return true, nil
+		}
+		patch := client.MergeFrom(plan.DeepCopy())
+		plan.Spec.Approved = true
+		return false, c.Client.Patch(ctx, plan, patch)
+	}))
+	refused := waitForCSV(t, c, in.namespace, previous, operatorsv1alpha1.CSVPhaseFailed)
+	require.Equal(t, operatorsv1alpha1.CSVReasonUnsupportedOperatorGroup, refused.Status.Reason)
+	require.Contains(t, refused.Status.Message, string(in.mode)+" InstallModeType not supported")
+
+	for _, ns := range in.targets {
+		key := client.ObjectKey{Namespace: ns, Name: "web"}
+		require.NoError(t, c.Client.Get(ctx, key, &appv1.App{}))
+		require.NoError(t, c.Client.Get(ctx, key, &appsv1.Deployment{}), "the workload stays")
 	}
 }
 

@@ -18,12 +18,14 @@ import (
 // release at a time, the way OLM allows it: delete the Subscription and the
 // ClusterServiceVersion, then subscribe again starting at the release before, with manual
 // approval. So it crosses every step of the release plan backwards: v1alpha1 back in the CRD
-// (1.0.0 to 0.6.0), served again (0.6.0 to 0.5.0) and the storage switch (0.2.0 to 0.1.0). At each step every App keeps its
-// spec, v1-only fields included, and no workload's pod template changes, under a client
-// writing and reading Apps, and the Subscription shows the catalog's deprecation of the
-// release it installed. From the first release, the upgrade waits in an unapproved
-// InstallPlan, the first release running, until a user approves it; then the release it
-// goes through migrates what the first release stored in v1alpha1, and the head follows.
+// (1.0.0 to 0.6.0), served again (0.6.0 to 0.5.0) and the storage switch (0.2.0 to 0.1.0).
+// At each step every App keeps its spec, v1-only fields included, and no workload's pod
+// template changes, under a client writing and reading Apps; the Subscription shows the
+// catalog's deprecation of the release it installed; and OLM plans the upgrade from it to the
+// release the record says (internal/release: Next), straight to the head or, from 0.1.0, to
+// 0.6.0. From the first release, the upgrade waits in an unapproved InstallPlan, the first
+// release running, until a user approves it; then the release it goes to migrates what the
+// first release stored in v1alpha1, and the head follows once approved too.
 func TestRollbackThroughEveryReleaseAndForward(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
@@ -46,6 +48,7 @@ func TestRollbackThroughEveryReleaseAndForward(t *testing.T) {
 		})
 		e.assertFleetUnchanged(t, before)
 		e.assertDeprecation(t, to)
+		e.assertPlannedUpgrade(t, to)
 	}
 
 	// The older operator keeps reconciling: a change made now reaches the workload.
@@ -91,4 +94,15 @@ func TestRollbackThroughEveryReleaseAndForward(t *testing.T) {
 		err := e.Client.Get(ctx, key, &operatorsv1alpha1.ClusterServiceVersion{})
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	}))
+}
+
+// assertPlannedUpgrade checks that OLM, under manual approval, plans the upgrade from an
+// installed release to the one the release record says, and waits for approval.
+func (e *env) assertPlannedUpgrade(t *testing.T, installed string) {
+	t.Helper()
+	next, err := e.rel.Record.Next(installed)
+	require.NoError(t, err)
+	plan, err := e.InstallPlanFor(context.Background(), csvName(next), 2*time.Minute)
+	require.NoError(t, err)
+	require.False(t, plan.Spec.Approved, "the upgrade from %s to %s waits for approval", installed, next)
 }
