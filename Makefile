@@ -252,7 +252,12 @@ endif
 	@$(KUSTOMIZE) build $(DEPLOY_DIR)
 
 .PHONY: undeploy
-undeploy: kustomize $(KUBECTL) ## Remove what make deploy applied (the same IMG and CERT_DIR), the CRD and every App with it.
+undeploy: kustomize $(KUBECTL) ## Remove every App and its workload, then what make deploy applied (the same IMG and CERT_DIR), the CRD too.
+	@# Apps first, each once the garbage collector has removed its children (foreground): deleted
+	@# with the CRD, an App's children could outlive it, as the collector cannot look up an owner
+	@# of a kind no longer served.
+	@if $(KUBECTL) get crd apps.mycompany.com >/dev/null 2>&1; then \
+		$(KUBECTL) delete apps.mycompany.com --all --all-namespaces --cascade=foreground --wait --timeout=5m; fi
 	$(MAKE) --no-print-directory -s -o manifests deploy-manifests | $(KUBECTL) delete --ignore-not-found -f -
 
 .PHONY: certificates
