@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/blang/semver/v4"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -75,13 +76,21 @@ func TestEachInstallModeServesItsTargetNamespacesOnly(t *testing.T) {
 	})
 }
 
-// assertRollbackRefused rolls an install back to the release before the head, as
-// docs/releases.md says, and checks that OLM refuses it, saying why: that release supports the
-// AllNamespaces install mode only. The install's Apps and their workloads stay.
+// firstWithEveryInstallMode is the first release that supports more than AllNamespaces.
+var firstWithEveryInstallMode = semver.MustParse("1.0.0")
+
+// assertRollbackRefused rolls an install back to the newest release before
+// firstWithEveryInstallMode, as docs/releases.md says, and checks that OLM refuses it, saying
+// why: that release supports the AllNamespaces install mode only. The install's Apps and their
+// workloads stay.
 func assertRollbackRefused(t *testing.T, c *localcluster.Cluster, in install, rel *localcluster.Releases) {
 	ctx := context.Background()
-	versions := rel.Versions()
-	previous := release.CSVName(versions[len(versions)-2])
+	var previous string
+	for _, v := range rel.Versions() {
+		if semver.MustParse(v).LT(firstWithEveryInstallMode) {
+			previous = release.CSVName(v)
+		}
+	}
 	sub := &operatorsv1alpha1.Subscription{}
 	require.NoError(t, c.Client.Get(ctx, client.ObjectKey{Namespace: in.namespace, Name: localcluster.PackageName}, sub))
 	require.NoError(t, c.Client.Delete(ctx, sub))
