@@ -2,6 +2,7 @@ package operator_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -35,6 +36,28 @@ func TestTheCacheKeepsOfAnAppWhatTheOperatorReads(t *testing.T) {
 			assert.Nil(t, got.ManagedFields)
 			assert.Equal(t, "registry.example.com/web:1.0", got.Spec.Image, "the spec stays")
 			assert.Equal(t, int64(3), got.Status.ObservedGeneration, "the status stays")
+		})
+	}
+}
+
+func TestTheCacheHoldsTheWatchedNamespacesOnly(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		namespaces []string
+		want       []string
+	}{
+		{"every namespace", nil, nil},
+		{"one", []string{"team-a"}, []string{"team-a"}},
+		{"several", []string{"team-a", "team-b"}, []string{"team-a", "team-b"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := operator.CacheOptions(time.Hour, tc.namespaces)
+			var got []string
+			for ns := range o.DefaultNamespaces {
+				got = append(got, ns)
+			}
+			require.ElementsMatch(t, tc.want, got)
+			require.Equal(t, tc.want == nil, o.DefaultNamespaces == nil, "no namespaces: the cache is cluster-wide")
 		})
 	}
 }
