@@ -96,7 +96,8 @@ func assertRollbackRefused(t *testing.T, c *localcluster.Cluster, in install, re
 	require.NoError(t, c.Client.Delete(ctx, sub))
 	require.NoError(t, c.Client.Delete(ctx, &operatorsv1alpha1.ClusterServiceVersion{ObjectMeta: metav1.ObjectMeta{Namespace: in.namespace, Name: rel.Head().CSVName()}}))
 
-	sub = createSubscription(t, c, in.namespace, localcluster.PackageName+"-2", previous)
+	sub = localcluster.NewSubscription(in.namespace, localcluster.PackageName+"-2", localcluster.Subscription{StartingCSV: previous, Manual: true})
+	require.NoError(t, c.Client.Create(ctx, sub))
 	require.NoError(t, c.Poll(ctx, 3*time.Minute, "the InstallPlan of "+previous+" to be approved", func(ctx context.Context) (bool, error) {
 		if err := c.Client.Get(ctx, client.ObjectKeyFromObject(sub), sub); err != nil || sub.Status.InstallPlanRef == nil {
 			return false, err
@@ -112,12 +113,13 @@ func assertRollbackRefused(t *testing.T, c *localcluster.Cluster, in install, re
 		plan.Spec.Approved = true
 		return false, c.Client.Patch(ctx, plan, patch)
 	}))
-	refused := waitForCSV(t, c, in.namespace, previous, operatorsv1alpha1.CSVPhaseFailed)
+	refused, err := c.WaitForCSVIn(ctx, in.namespace, previous, operatorsv1alpha1.CSVPhaseFailed, 5*time.Minute)
+	require.NoError(t, err)
 	require.Equal(t, operatorsv1alpha1.CSVReasonUnsupportedOperatorGroup, refused.Status.Reason)
 	require.Contains(t, refused.Status.Message, string(in.mode)+" InstallModeType not supported")
 
 	for _, ns := range in.targets {
-		key := client.ObjectKey{Namespace: ns, Name: "web"}
+		key := client.ObjectKey{Namespace: ns, Name: webName}
 		require.NoError(t, c.Client.Get(ctx, key, &appv1.App{}))
 		require.NoError(t, c.Client.Get(ctx, key, &appsv1.Deployment{}), "the workload stays")
 	}
@@ -134,12 +136,22 @@ func newApp(ns, name, image string) *appv1.App {
 // badImage is refused by the validating webhook, not by the CRD's schema.
 const badImage = "registry.example.com/web:not a tag"
 
+// webName names the App each check creates in a namespace.
+const webName = "web"
+
+// createWeb creates a valid App in ns and returns it as admitted.
+func createWeb(t *testing.T, c *localcluster.Cluster, ns string) *appv1.App {
+	t.Helper()
+	app := newApp(ns, webName, "registry.example.com/team/web:1.0")
+	require.NoError(t, c.Client.Create(context.Background(), app))
+	return app
+}
+
 // assertServed checks that an App in ns is defaulted, validated and reconciled.
 func assertServed(t *testing.T, c *localcluster.Cluster, ns string) {
 	t.Helper()
 	ctx := context.Background()
-	app := newApp(ns, "web", "registry.example.com/team/web:1.0")
-	require.NoError(t, c.Client.Create(ctx, app))
+	app := createWeb(t, c, ns)
 	require.NotNil(t, app.Spec.SecurityContext, "the defaulting webhook filled in the restricted security context")
 	require.NoError(t, c.WaitForAppAvailable(ctx, client.ObjectKeyFromObject(app), 2*time.Minute))
 	require.NoError(t, c.Client.Get(ctx, client.ObjectKeyFromObject(app), &appsv1.Deployment{}))
@@ -153,8 +165,7 @@ func assertServed(t *testing.T, c *localcluster.Cluster, ns string) {
 func assertLeftAlone(t *testing.T, c *localcluster.Cluster, ns string) {
 	t.Helper()
 	ctx := context.Background()
-	app := newApp(ns, "web", "registry.example.com/team/web:1.0")
-	require.NoError(t, c.Client.Create(ctx, app))
+	app := createWeb(t, c, ns)
 	require.Nil(t, app.Spec.SecurityContext, "no defaulting webhook")
 	require.NoError(t, c.Client.Create(ctx, newApp(ns, "bad", badImage)), "no validating webhook")
 

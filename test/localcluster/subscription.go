@@ -26,22 +26,26 @@ type Subscription struct {
 // (app-operator-2, ...): OLM's resolver may still hold the deleted Subscription and copy its
 // status onto a new one of the same name, which then waits for an InstallPlan that is gone.
 func (c *Cluster) Subscribe(ctx context.Context, s Subscription) error {
+	if err := c.Client.Create(ctx, NewSubscription(OperatorsNamespace, subscriptionName(c.subscriptions+1), s)); err != nil {
+		return err
+	}
+	c.subscriptions++
+	return nil
+}
+
+// NewSubscription is a Subscription to App Operator's stable channel in the local catalog.
+func NewSubscription(namespace, name string, s Subscription) *operatorsv1alpha1.Subscription {
 	approval := operatorsv1alpha1.ApprovalAutomatic
 	if s.Manual {
 		approval = operatorsv1alpha1.ApprovalManual
 	}
-	sub := &operatorsv1alpha1.Subscription{
-		ObjectMeta: metav1.ObjectMeta{Name: subscriptionName(c.subscriptions + 1), Namespace: OperatorsNamespace},
+	return &operatorsv1alpha1.Subscription{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
 		Spec: &operatorsv1alpha1.SubscriptionSpec{
 			CatalogSource: CatalogSourceName, CatalogSourceNamespace: OLMNamespace,
 			Package: PackageName, Channel: Channel, StartingCSV: s.StartingCSV, InstallPlanApproval: approval,
 		},
 	}
-	if err := c.Client.Create(ctx, sub); err != nil {
-		return err
-	}
-	c.subscriptions++
-	return nil
 }
 
 // subscriptionKey is the key of the Subscription made last.
@@ -63,21 +67,31 @@ func subscriptionName(n int) string {
 	return fmt.Sprintf("%s-%d", SubscriptionName, n)
 }
 
-// WaitForCSV waits until a ClusterServiceVersion reaches the Succeeded phase, and says what
-// it and the Subscription last showed if it does not.
+// WaitForCSV waits until a ClusterServiceVersion in OperatorsNamespace reaches the Succeeded
+// phase, and says what it and the Subscription last showed if it does not.
 func (c *Cluster) WaitForCSV(ctx context.Context, name string, timeout time.Duration) (*operatorsv1alpha1.ClusterServiceVersion, error) {
+	csv, err := c.WaitForCSVIn(ctx, OperatorsNamespace, name, operatorsv1alpha1.CSVPhaseSucceeded, timeout)
+	if err != nil {
+		return nil, fmt.Errorf("%w; %s", err, c.describeSubscription(ctx))
+	}
+	return csv, nil
+}
+
+// WaitForCSVIn waits until a ClusterServiceVersion in a namespace reaches a phase, and says
+// what it last showed if it does not.
+func (c *Cluster) WaitForCSVIn(ctx context.Context, namespace, name string, phase operatorsv1alpha1.ClusterServiceVersionPhase, timeout time.Duration) (*operatorsv1alpha1.ClusterServiceVersion, error) {
 	csv := &operatorsv1alpha1.ClusterServiceVersion{}
-	err := c.Poll(ctx, timeout, "ClusterServiceVersion "+name+" to succeed", func(ctx context.Context) (bool, error) {
-		if err := c.Client.Get(ctx, client.ObjectKey{Namespace: OperatorsNamespace, Name: name}, csv); err != nil {
+	err := c.Poll(ctx, timeout, fmt.Sprintf("ClusterServiceVersion %s/%s to reach %s", namespace, name, phase), func(ctx context.Context) (bool, error) {
+		if err := c.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, csv); err != nil {
 			if apierrors.IsNotFound(err) {
 				return false, nil
 			}
 			return false, err
 		}
-		return csv.Status.Phase == operatorsv1alpha1.CSVPhaseSucceeded, nil
+		return csv.Status.Phase == phase, nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%w (phase %q, reason %q: %s; %s)", err, csv.Status.Phase, csv.Status.Reason, csv.Status.Message, c.describeSubscription(ctx))
+		return nil, fmt.Errorf("%w (phase %q, reason %q: %s)", err, csv.Status.Phase, csv.Status.Reason, csv.Status.Message)
 	}
 	return csv, nil
 }
