@@ -21,6 +21,7 @@ import (
 
 	appv1 "github.com/mycompany/app-operator/api/v1"
 	"github.com/mycompany/app-operator/controllers"
+	"github.com/mycompany/app-operator/controllers/apply"
 	"github.com/mycompany/app-operator/controllers/desired"
 	"github.com/mycompany/app-operator/internal/envtest"
 )
@@ -263,6 +264,19 @@ func TestAConvergedAppCostsNoWrites(t *testing.T) {
 		return rvs
 	}
 	envtest.WaitIdle(t)
+
+	// The cache keeps each child without its spec, and its hashes show it is as applied: the
+	// fields the operator owns on the API server hash to the configuration it applied.
+	for _, o := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &autoscalingv2.HorizontalPodAutoscaler{}, &policyv1.PodDisruptionBudget{}} {
+		require.NoError(t, env.Cache.Get(ctx, key(app), o))
+		applied := o.GetAnnotations()[apply.HashAnnotation]
+		require.NotEmpty(t, applied, "%T", o)
+		require.Equal(t, applied, o.GetAnnotations()[apply.OwnedHashAnnotation], "%T: the owned fields hash as applied", o)
+	}
+	cached := &appsv1.Deployment{}
+	require.NoError(t, env.Cache.Get(ctx, key(app), cached))
+	require.Empty(t, cached.Spec.Template.Spec.Containers[0].Env, "the cache keeps no pod template")
+	require.Equal(t, desired.TemplateHash(&d.Spec.Template), desired.DeploymentTemplateHash(cached), "but the template's hash")
 
 	// Touch the App without changing its spec: the operator reconciles it and writes nothing.
 	before, rvs, reconciles := env.Writes.Load(), versions(), envtest.Reconciles()

@@ -20,15 +20,15 @@ import (
 // while the App's rollout stands rolled back (see status.RolledBack): the template its spec
 // asks for failed, and is not applied again until the spec asks for another. The template
 // comes from the Deployment itself once it is restored, and before that from the
-// Deployment's ReplicaSet of that template, read past the cache: the operator caches no
-// ReplicaSets, and rollbacks are rare.
+// Deployment's ReplicaSet of that template. Both are read past the cache, which keeps no
+// ReplicaSets and no pod templates: rollbacks are rare.
 func (r *AppReconciler) holdRollback(ctx context.Context, app *appv1.App, d *appsv1.Deployment, specTemplate string) error {
 	if status.RolledBack(app, specTemplate) == nil {
 		return nil
 	}
 	available := app.Status.Rollout.AvailableTemplate
 	current := &appsv1.Deployment{}
-	err := r.Client.Get(ctx, client.ObjectKeyFromObject(d), current)
+	err := r.Reader.Get(ctx, client.ObjectKeyFromObject(d), current)
 	if client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("reading Deployment %s: %w", client.ObjectKeyFromObject(d), err)
 	}

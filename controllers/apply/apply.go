@@ -79,7 +79,9 @@ type Applier struct {
 // objects carrying the operator's label, so a child missing from it is looked for in the API
 // server's own cache before it is created: an object without the label is never merged into,
 // and a child of the owner's that lost the label is applied again. A child whose last write the
-// cache does not show yet is left as it is (Awaiting).
+// cache does not show yet is left as it is (Awaiting). A child the cache keeps without its spec
+// is judged by its hashes (OwnedHashAnnotation), and read whole from the API server's cache
+// only when they show a change.
 func (a *Applier) Apply(ctx context.Context, owner, desired client.Object) (client.Object, Result, error) {
 	gvk, err := apiutil.GVKForObject(desired, a.Client.Scheme())
 	if err != nil {
@@ -93,28 +95,20 @@ func (a *Applier) Apply(ctx context.Context, owner, desired client.Object) (clie
 
 	key := client.ObjectKeyFromObject(desired)
 	id := cachesync.ID{Kind: kind, Key: key}
-	current := newEmpty(desired)
-	err = a.Client.Get(ctx, key, current)
-	if err == nil || apierrors.IsNotFound(err) {
-		var cached client.Object
-		if err == nil {
-			cached = current
-		}
-		if behind, _ := a.Writes.Behind(id, cached); behind {
-			return nil, Awaiting, nil
-		}
-	}
-	if apierrors.IsNotFound(err) {
-		err = a.reader().Get(ctx, key, current, fromAPIServerCache)
+	current, awaiting, err := a.read(ctx, id, desired, want)
+	if awaiting {
+		return nil, Awaiting, nil
 	}
 	result := Updated
 	switch {
-	case apierrors.IsNotFound(err):
-		result = Created
 	case err != nil:
 		return nil, "", fmt.Errorf("reading %s %s: %w", kind, key, err)
+	case current == nil:
+		result = Created
 	case !metav1.IsControlledBy(current, owner):
 		return nil, "", &NotOwnedError{Kind: kind, Key: key}
+	case asApplied(current, want):
+		return current, Unchanged, nil
 	default:
 		have, err := toMap(current)
 		if err != nil {
@@ -148,6 +142,35 @@ func (a *Applier) Apply(ctx context.Context, owner, desired client.Object) (clie
 	return applied, result, nil
 }
 
+// read returns the child to judge, or nil when it does not exist. It comes from the cache,
+// unless the cache lacks it or keeps it without its spec while someone else changed it since
+// the operator applied what it still wants: then it is read whole from the API server's cache.
+// awaiting says the cache does not show the operator's last write of the child yet.
+func (a *Applier) read(ctx context.Context, id cachesync.ID, desired client.Object, want map[string]any) (current client.Object, awaiting bool, err error) {
+	current = newEmpty(desired)
+	err = a.Client.Get(ctx, id.Key, current)
+	switch {
+	case apierrors.IsNotFound(err):
+		if behind, _ := a.Writes.Behind(id, nil); behind {
+			return nil, true, nil
+		}
+	case err != nil:
+		return nil, false, err
+	default:
+		if behind, _ := a.Writes.Behind(id, current); behind {
+			return nil, true, nil
+		}
+		if !partial(current) || asApplied(current, want) || !appliedBefore(current, want) {
+			return current, false, nil
+		}
+	}
+	current = newEmpty(desired)
+	if err := a.reader().Get(ctx, id.Key, current, fromAPIServerCache); err != nil {
+		return nil, false, client.IgnoreNotFound(err)
+	}
+	return current, false, nil
+}
+
 // fromAPIServerCache reads from the API server's watch cache rather than from etcd: a read as
 // cheap as the API server can serve, which can only miss an object created in the last moments.
 var fromAPIServerCache = &client.GetOptions{Raw: &metav1.GetOptions{ResourceVersion: "0"}}
@@ -161,6 +184,21 @@ func (a *Applier) reader() client.Reader {
 
 // secondControllerMessage is how the API server refuses an object a second controller.
 const secondControllerMessage = "Only one reference can have Controller set to true"
+
+// asApplied reports whether a cached child is exactly as the operator applied want: it
+// carries want's hash, and the fields the operator owns still hash alike (OwnedHashAnnotation),
+// so nobody changed or removed any of them.
+func asApplied(cached client.Object, want map[string]any) bool {
+	hash := hashOf(want)
+	annotations := cached.GetAnnotations()
+	return hash != "" && annotations[HashAnnotation] == hash && annotations[OwnedHashAnnotation] == hash
+}
+
+// partial reports whether a cached child is kept without its spec (see OwnedHashAnnotation).
+func partial(cached client.Object) bool {
+	_, ok := cached.GetAnnotations()[OwnedHashAnnotation]
+	return ok
+}
 
 // appliedBefore reports whether the child carries the hash of exactly this configuration, that
 // is, whether the same configuration was applied to it successfully before.

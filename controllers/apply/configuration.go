@@ -22,11 +22,10 @@ func applyConfiguration(desired client.Object) (map[string]any, error) {
 		delete(m, k)
 	}
 	prune(m)
-	raw, err := json.Marshal(m)
+	hash, err := configurationHash(m)
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(raw)
 	meta, _ := m["metadata"].(map[string]any)
 	if meta == nil {
 		return nil, fmt.Errorf("object has no metadata")
@@ -36,8 +35,18 @@ func applyConfiguration(desired client.Object) (map[string]any, error) {
 		annotations = map[string]any{}
 		meta["annotations"] = annotations
 	}
-	annotations[HashAnnotation] = hex.EncodeToString(sum[:8])
+	annotations[HashAnnotation] = hash
 	return m, nil
+}
+
+// configurationHash is the hash of a configuration, as HashAnnotation carries it.
+func configurationHash(m map[string]any) (string, error) {
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:8]), nil
 }
 
 func toMap(obj client.Object) (map[string]any, error) {

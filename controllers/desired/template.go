@@ -25,6 +25,19 @@ func TemplateHash(t *corev1.PodTemplateSpec) string {
 	return strconv.FormatUint(h.Sum64(), 36)
 }
 
+// TemplateHashAnnotation exists only in the operator's cache, never on the API server: a
+// Deployment kept there without its pod template carries the template's TemplateHash in it.
+const TemplateHashAnnotation = "cache.mycompany.com/template-hash"
+
+// DeploymentTemplateHash is the TemplateHash of a Deployment's pod template, read from
+// TemplateHashAnnotation when the cache keeps the Deployment without its template.
+func DeploymentTemplateHash(d *appsv1.Deployment) string {
+	if hash, ok := d.Annotations[TemplateHashAnnotation]; ok {
+		return hash
+	}
+	return TemplateHash(&d.Spec.Template)
+}
+
 // WithoutReplicaSetLabel returns a copy of a ReplicaSet's pod template as its Deployment
 // holds it: without the pod-template-hash label.
 func WithoutReplicaSetLabel(t *corev1.PodTemplateSpec) *corev1.PodTemplateSpec {

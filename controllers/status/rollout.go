@@ -26,9 +26,9 @@ func rolloutRecord(app *appv1.App, d *appsv1.Deployment, r rolloutState, specTem
 	switch {
 	case d == nil:
 	case r.complete:
-		rec.AvailableTemplate = desired.TemplateHash(&d.Spec.Template)
+		rec.AvailableTemplate = desired.DeploymentTemplateHash(d)
 	case r.observed && r.deadlineExceeded && rec.RolledBack == nil && app.Spec.AutoRollbackEnabled() &&
-		rec.AvailableTemplate != "" && desired.TemplateHash(&d.Spec.Template) != rec.AvailableTemplate:
+		rec.AvailableTemplate != "" && desired.DeploymentTemplateHash(d) != rec.AvailableTemplate:
 		rec.RolledBack = &appv1.RolledBack{Template: specTemplate, Image: imageOf(d), Time: now}
 	}
 	if rec == (appv1.RolloutStatus{}) {

@@ -49,6 +49,8 @@ type Environment struct {
 	// Client talks to the API server directly, never through a cache. Its scheme adds the
 	// CustomResourceDefinition type to the operator's.
 	Client client.Client
+	// Cache reads from the operator's cache, as its reconciler does.
+	Cache client.Reader
 	// Config is an admin configuration for the API server.
 	Config *rest.Config
 	// Writes counts the create, update, patch, apply and delete calls the operator made.
@@ -113,6 +115,7 @@ func Start() (*Environment, error) {
 		return nil, e.stopAfter(err)
 	}
 
+	e.Cache = mgr.GetCache()
 	ctx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
 	go func() { e.done <- mgr.Start(ctx) }()

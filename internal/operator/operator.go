@@ -7,19 +7,12 @@ import (
 	"fmt"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -59,52 +52,6 @@ func Scheme() *runtime.Scheme {
 	utilruntime.Must(appv1.AddToScheme(s))
 	utilruntime.Must(apiextensionsv1.AddToScheme(s))
 	return s
-}
-
-// CacheOptions keep the cache small: no managedFields on any object, no copy of an App's last
-// kubectl apply, and only the children that carry the operator's label. Every syncPeriod,
-// every cached object is handed to the controller again. With namespaces, the cache holds
-// the objects of those namespaces only, as the operator's Roles there allow; without, of
-// every namespace.
-func CacheOptions(syncPeriod time.Duration, namespaces []string) cache.Options {
-	managed := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{appv1.LabelManagedBy: appv1.ManagedByValue})}
-	var scoped map[string]cache.Config
-	if len(namespaces) > 0 {
-		scoped = make(map[string]cache.Config, len(namespaces))
-		for _, ns := range namespaces {
-			scoped[ns] = cache.Config{}
-		}
-	}
-	return cache.Options{
-		DefaultNamespaces: scoped,
-		SyncPeriod:        &syncPeriod,
-		DefaultTransform:  cache.TransformStripManagedFields(),
-		ByObject: map[client.Object]cache.ByObject{
-			&appv1.App{}:                             {Transform: TrimApp},
-			&appsv1.Deployment{}:                     managed,
-			&corev1.Service{}:                        managed,
-			&autoscalingv2.HorizontalPodAutoscaler{}: managed,
-			&policyv1.PodDisruptionBudget{}:          managed,
-		},
-	}
-}
-
-// lastApplied is the annotation in which kubectl apply keeps a copy of the whole object.
-const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
-
-// TrimApp drops from a cached App what the operator never reads: its managedFields, and the
-// copy of its spec that a client-side kubectl apply keeps in an annotation, which would
-// double the App in the cache. The operator writes only an App's status, with a patch of the
-// status alone, so nothing dropped is ever written back.
-func TrimApp(obj any) (any, error) {
-	if o, ok := obj.(metav1.Object); ok {
-		o.SetManagedFields(nil)
-		if a := o.GetAnnotations(); a[lastApplied] != "" {
-			delete(a, lastApplied)
-			o.SetAnnotations(a)
-		}
-	}
-	return obj, nil
 }
 
 // Setup adds the operator's parts that o asks for to a manager built with Scheme and

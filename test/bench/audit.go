@@ -9,7 +9,8 @@ import (
 )
 
 // auditPolicy logs, at Metadata level, the writes to the objects the operator manages and to
-// the Events and Leases it writes. The API server evaluates audit rules for the authenticated
+// the Events and Leases it writes, and the reads of single children, which the operator makes
+// only when its cache lacks a child or keeps it without a spec that someone changed. The API server evaluates audit rules for the authenticated
 // user, before impersonation, so the operator's own requests are picked out when counting.
 const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
@@ -32,6 +33,17 @@ rules:
     resources: ["events"]
   - group: coordination.k8s.io
     resources: ["leases"]
+- level: Metadata
+  verbs: ["get"]
+  resources:
+  - group: apps
+    resources: ["deployments"]
+  - group: ""
+    resources: ["services"]
+  - group: autoscaling
+    resources: ["horizontalpodautoscalers"]
+  - group: policy
+    resources: ["poddisruptionbudgets"]
 - level: None
 `
 
@@ -41,8 +53,9 @@ var managed = map[string]bool{
 	"horizontalpodautoscalers": true, "poddisruptionbudgets": true,
 }
 
-// writes counts, in the audit log from offset on, the operator's writes by "verb resource".
-func writes(path string, offset int64, user string) (map[string]int, int64, error) {
+// requests counts, in the audit log from offset on, the operator's writes and reads of
+// children by "verb resource".
+func requests(path string, offset int64, user string) (map[string]int, int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, offset, err
@@ -90,9 +103,19 @@ func writes(path string, offset int64, user string) (map[string]int, int64, erro
 
 // managedWrites sums the writes to managed resources.
 func managedWrites(counts map[string]int) int {
+	return managedRequests(counts, func(verb string) bool { return verb != "get" })
+}
+
+// managedReads sums the reads of managed resources.
+func managedReads(counts map[string]int) int {
+	return managedRequests(counts, func(verb string) bool { return verb == "get" })
+}
+
+func managedRequests(counts map[string]int, verbs func(string) bool) int {
 	n := 0
 	for k, v := range counts {
-		if managed[k[strings.Index(k, " ")+1:]] {
+		verb, resource, _ := strings.Cut(k, " ")
+		if verbs(verb) && managed[resource] {
 			n += v
 		}
 	}

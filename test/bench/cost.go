@@ -1,18 +1,11 @@
 package main
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
-
-	"github.com/mycompany/app-operator/test/localcluster"
 )
 
 // components are the processes whose CPU time the benchmark reports, by command name.
@@ -62,29 +55,6 @@ func cpuSince(commands []string, before map[string]float64) (map[string]float64,
 		used[comm] = s - before[comm]
 	}
 	return used, nil
-}
-
-// conversions reads from the API server's metrics how many objects of the App CRD it has sent
-// to the conversion webhook so far.
-func conversions(ctx context.Context, c *localcluster.Cluster) (float64, error) {
-	raw, err := apiServerGet(ctx, c, "/metrics")
-	if err != nil {
-		return 0, fmt.Errorf("reading the API server's metrics: %w", err)
-	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	f, err := parser.TextToMetricFamilies(strings.NewReader(string(raw)))
-	if err != nil {
-		return 0, err
-	}
-	n := 0.0
-	for _, m := range f["apiserver_crd_conversion_webhook_duration_seconds"].GetMetric() {
-		for _, l := range m.GetLabel() {
-			if l.GetName() == "crd_name" && l.GetValue() == "apps.mycompany.com" {
-				n += float64(m.GetHistogram().GetSampleCount())
-			}
-		}
-	}
-	return n, nil
 }
 
 // cpuPerApp divides a phase's CPU seconds among n Apps, in milliseconds: the manager's, and

@@ -35,9 +35,11 @@ type Result struct {
 	CreateSeconds     float64        `json:"create_apps_s"`
 	BaselineCreate    float64        `json:"create_baseline_s"`
 	WritesPerApp      float64        `json:"writes_per_app"`
-	ConvergenceWrites map[string]int `json:"convergence_writes_by_verb_and_resource"`
+	ReadsPerApp       float64        `json:"reads_per_app"`
+	ConvergenceWrites map[string]int `json:"convergence_requests_by_verb_and_resource"`
 	SteadyWrites      int            `json:"steady_writes"`
-	SteadyAllWrites   map[string]int `json:"steady_writes_by_verb_and_resource"`
+	SteadyReads       int            `json:"steady_reads"`
+	SteadyAllWrites   map[string]int `json:"steady_requests_by_verb_and_resource"`
 	SteadyReconciles  float64        `json:"steady_reconciles"`
 	SteadySeconds     float64        `json:"steady_window_s"`
 	SteadyChangedRVs  int            `json:"steady_changed_resource_versions"`
@@ -55,8 +57,6 @@ type Result struct {
 	HeapKiBPerAppRestarted float64 `json:"heap_kib_per_app_restarted"`
 	P50Millis              float64 `json:"reconcile_p50_ms"`
 	P99Millis              float64 `json:"reconcile_p99_ms"`
-	// Objects the API server sent to the App CRD's conversion webhook during convergence.
-	ConversionsPerApp float64 `json:"conversion_webhook_objects_per_app"`
 	// The baseline's time to create one Deployment and Service pair: what a reconcile that
 	// creates an App's children cannot beat on the same API server.
 	BaselineP50Millis float64 `json:"baseline_pair_create_p50_ms"`
@@ -77,8 +77,8 @@ type Result struct {
 func (r Result) kibPerApp(bytes float64) float64 { return bytes / 1024 / float64(r.Apps) }
 
 func (r Result) line() string {
-	return fmt.Sprintf("BENCH apps=%d converge_s=%.2f baseline_s=%.2f ratio=%.2f writes_per_app=%.2f steady_writes=%d heap_kib_per_app=%.2f p50_ms=%.1f p99_ms=%.1f baseline_pair_p99_ms=%.1f first_status_p99_ms=%.1f manager_cpu_ms_per_app=%.2f",
-		r.Apps, r.ConvergeSeconds, r.BaselineSeconds, r.Ratio, r.WritesPerApp, r.SteadyWrites, r.HeapKiBPerApp, r.P50Millis, r.P99Millis,
+	return fmt.Sprintf("BENCH apps=%d converge_s=%.2f baseline_s=%.2f ratio=%.2f writes_per_app=%.2f reads_per_app=%.2f steady_writes=%d steady_reads=%d heap_kib_per_app=%.2f p50_ms=%.1f p99_ms=%.1f baseline_pair_p99_ms=%.1f first_status_p99_ms=%.1f manager_cpu_ms_per_app=%.2f",
+		r.Apps, r.ConvergeSeconds, r.BaselineSeconds, r.Ratio, r.WritesPerApp, r.ReadsPerApp, r.SteadyWrites, r.SteadyReads, r.HeapKiBPerApp, r.P50Millis, r.P99Millis,
 		r.BaselineP99Millis, r.FirstStatusP99Millis, r.ManagerCPUMillisPerApp)
 }
 
@@ -142,8 +142,8 @@ func main() {
 	}
 	step("heap per App after convergence %.2f KiB in use, %.2f KiB live; restarted %.2f KiB in use, %.2f KiB live",
 		r.HeapKiBPerApp, r.kibPerApp(r.HeapLiveBytes), r.HeapKiBPerAppRestarted, r.kibPerApp(r.HeapLiveRestartedBytes))
-	step("median round, CPU seconds until Available, baseline -> operator: %s; conversion webhook objects per App: %.2f",
-		cpuComparison(components, r.BaselineCPU, r.ConvergeCPU), r.ConversionsPerApp)
+	step("median round, CPU seconds until Available, baseline -> operator: %s",
+		cpuComparison(components, r.BaselineCPU, r.ConvergeCPU))
 	step("median round, the API server's CPU seconds by activity, baseline -> operator: %s; profiles: %s-{baseline,operator}.pb.gz",
 		cpuComparison(activityNames(), r.BaselineAPIServerCPU, r.ConvergeAPIServerCPU), profilePrefix(o))
 	fmt.Println(r.line())

@@ -160,11 +160,7 @@ func run(ctx context.Context, o options) (Result, error) {
 	}
 
 	step("operator: creating %d Apps, %d at a time", o.apps, o.concurrency)
-	_, offset, err := writes(c.AuditLog(), 0, op.ServiceAccount)
-	if err != nil {
-		return r, err
-	}
-	convertedBefore, err := conversions(ctx, c)
+	_, offset, err := requests(c.AuditLog(), 0, op.ServiceAccount)
 	if err != nil {
 		return r, err
 	}
@@ -174,18 +170,14 @@ func run(ctx context.Context, o options) (Result, error) {
 	}
 	r.ConvergeSeconds, r.CreateSeconds, r.ConvergeCPU = converge.took.Seconds(), converge.created.Seconds(), converge.cpu
 	r.FirstStatusP50Millis, r.FirstStatusP99Millis = millis(quantile(converge.firstStatus, 0.5)), millis(quantile(converge.firstStatus, 0.99))
-	convertedAfter, err := conversions(ctx, c)
-	if err != nil {
-		return r, err
-	}
-	r.ConversionsPerApp = (convertedAfter - convertedBefore) / float64(o.apps)
 	if err := waitIdle(ctx, s); err != nil {
 		return r, err
 	}
-	if r.ConvergenceWrites, offset, err = writes(c.AuditLog(), offset, op.ServiceAccount); err != nil {
+	if r.ConvergenceWrites, offset, err = requests(c.AuditLog(), offset, op.ServiceAccount); err != nil {
 		return r, err
 	}
 	r.WritesPerApp = float64(managedWrites(r.ConvergenceWrites)) / float64(o.apps)
+	r.ReadsPerApp = float64(managedReads(r.ConvergenceWrites)) / float64(o.apps)
 
 	f, err := s.Families(ctx)
 	if err != nil {

@@ -25,7 +25,7 @@ func steadyWindow(ctx context.Context, c *localcluster.Cluster, restart restarte
 	if err != nil {
 		return err
 	}
-	if _, offset, err = writes(c.AuditLog(), offset, sa); err != nil {
+	if _, offset, err = requests(c.AuditLog(), offset, sa); err != nil {
 		return err
 	}
 	op, err := restart(append(slices.Clone(managerArgs), "--sync-period="+o.resync.String()))
@@ -42,10 +42,10 @@ func steadyWindow(ctx context.Context, c *localcluster.Cluster, restart restarte
 		return err
 	}
 	r.SteadySeconds = time.Since(start).Seconds()
-	if r.SteadyAllWrites, _, err = writes(c.AuditLog(), offset, sa); err != nil {
+	if r.SteadyAllWrites, _, err = requests(c.AuditLog(), offset, sa); err != nil {
 		return err
 	}
-	r.SteadyWrites = managedWrites(r.SteadyAllWrites)
+	r.SteadyWrites, r.SteadyReads = managedWrites(r.SteadyAllWrites), managedReads(r.SteadyAllWrites)
 	after, err := resourceVersions(ctx, c)
 	if err != nil {
 		return err
