@@ -266,17 +266,21 @@ func TestAConvergedAppCostsNoWrites(t *testing.T) {
 	envtest.WaitIdle(t)
 
 	// The cache keeps each child without its spec, and its hashes show it is as applied: the
-	// fields the operator owns on the API server hash to the configuration it applied.
-	for _, o := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &autoscalingv2.HorizontalPodAutoscaler{}, &policyv1.PodDisruptionBudget{}} {
-		require.NoError(t, env.Cache.Get(ctx, key(app), o))
-		applied := o.GetAnnotations()[apply.HashAnnotation]
-		require.NotEmpty(t, applied, "%T", o)
-		require.Equal(t, applied, o.GetAnnotations()[apply.OwnedHashAnnotation], "%T: the owned fields hash as applied", o)
+	// fields the operator owns on the API server hash to the configuration it applied. So does
+	// the cache of a manager that starts now, which lists the children rather than watching
+	// them come.
+	for name, cache := range map[string]client.Reader{"running": env.Cache, "new": env.NewCache(t)} {
+		for _, o := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &autoscalingv2.HorizontalPodAutoscaler{}, &policyv1.PodDisruptionBudget{}} {
+			require.NoError(t, cache.Get(ctx, key(app), o))
+			applied := o.GetAnnotations()[apply.HashAnnotation]
+			require.NotEmpty(t, applied, "%s cache: %T", name, o)
+			require.Equal(t, applied, o.GetAnnotations()[apply.OwnedHashAnnotation], "%s cache: %T: the owned fields hash as applied", name, o)
+		}
+		cached := &appsv1.Deployment{}
+		require.NoError(t, cache.Get(ctx, key(app), cached))
+		require.Empty(t, cached.Spec.Template.Spec.Containers[0].Env, "%s cache: no pod template", name)
+		require.Equal(t, desired.TemplateHash(&d.Spec.Template), desired.DeploymentTemplateHash(cached), "%s cache: the template's hash", name)
 	}
-	cached := &appsv1.Deployment{}
-	require.NoError(t, env.Cache.Get(ctx, key(app), cached))
-	require.Empty(t, cached.Spec.Template.Spec.Containers[0].Env, "the cache keeps no pod template")
-	require.Equal(t, desired.TemplateHash(&d.Spec.Template), desired.DeploymentTemplateHash(cached), "but the template's hash")
 
 	// Touch the App without changing its spec: the operator reconciles it and writes nothing.
 	before, rvs, reconciles := env.Writes.Load(), versions(), envtest.Reconciles()

@@ -30,6 +30,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -123,6 +124,21 @@ func Start() (*Environment, error) {
 		return nil, e.stopAfter(fmt.Errorf("the manager's cache did not sync"))
 	}
 	return e, nil
+}
+
+// NewCache starts a cache as a manager starting now would, and returns it synced; it stops
+// with the test.
+func (e *Environment) NewCache(t *testing.T) cache.Cache {
+	t.Helper()
+	o := operator.CacheOptions(10*time.Hour, nil)
+	o.Scheme = operator.Scheme()
+	c, err := cache.New(e.Config, o)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() { _ = c.Start(ctx) }()
+	require.True(t, c.WaitForCacheSync(ctx), "the cache did not sync")
+	return c
 }
 
 // countingClient is the manager's client, counting every write it makes.

@@ -73,9 +73,16 @@ func TrimApp(obj any) (any, error) {
 // spec the API server defaulted above all, is read from the API server on the rare reconcile
 // that needs it: when a child changed, or a rollout is rolled back. The operator applies
 // children from the App alone, so nothing dropped is ever written back.
+//
+// Informers may hand an object to their transform twice (a watch's initial list passes
+// the objects it stored through Replace again), so SlimChild leaves a child it already
+// slimmed as it is: one without managedFields, which every object the API server sends has.
 func SlimChild(obj any) (any, error) {
 	full, ok := obj.(client.Object)
 	if !ok {
+		return obj, nil
+	}
+	if _, slim := full.GetAnnotations()[apply.OwnedHashAnnotation]; slim && len(full.GetManagedFields()) == 0 {
 		return obj, nil
 	}
 	annotations := map[string]string{apply.OwnedHashAnnotation: apply.OwnedHash(full)}

@@ -115,6 +115,10 @@ func TestTheCacheKeepsOfAChildWhatTheReconcilerReads(t *testing.T) {
 			}
 			want.DeepCopyInto(tc.want.(metav1.ObjectMetaAccessor).GetObjectMeta().(*metav1.ObjectMeta))
 			require.Equal(t, tc.want, got)
+
+			again, err := operator.SlimChild(got.DeepCopyObject())
+			require.NoError(t, err)
+			require.Equal(t, got, again, "a child slimmed already is left as it is: informers may transform an object twice")
 		})
 	}
 	out, err := operator.SlimChild(deployment.DeepCopy())

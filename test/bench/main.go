@@ -89,6 +89,7 @@ func main() {
 	flag.IntVar(&o.rounds, "rounds", 3, "Comparisons of the operator with the baseline, alternating which goes first; the median ratio is reported.")
 	flag.DurationVar(&o.steady, "steady", 2*time.Minute, "Shortest length of the steady-state window, which begins with a restart of the manager and lasts until its first resync.")
 	flag.DurationVar(&o.resync, "resync", time.Minute, "The restarted manager's sync period in the steady window, so that the window includes a resync of every App; the convergence phases run the manager's default.")
+	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "Longest wait for every App, or every baseline Deployment, to be Available.")
 	flag.StringVar(&o.out, "out", "bench.json", "Where to write the figures as JSON.")
 	flag.Func("manager-arg", "An argument added to the manager's, such as --max-concurrent-reconciles=4 (repeatable), to measure another configuration than the bundle's.", func(v string) error {
 		o.managerArgs = append(o.managerArgs, v)

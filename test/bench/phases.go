@@ -37,7 +37,7 @@ type phase struct {
 // counts every one of n objects in what the watch shows, and times both. It records how many
 // were available at each change of the count: the converge curve. watching, when set, is
 // handed the watch before anything is created.
-func measure(ctx context.Context, c *localcluster.Cluster, ns string, obj client.Object, n int, what string, watching func(cache.Cache) error, create func() error, available func(context.Context, client.Reader) (int, error)) (phase, error) {
+func measure(ctx context.Context, c *localcluster.Cluster, ns string, obj client.Object, n int, timeout time.Duration, what string, watching func(cache.Cache) error, create func() error, available func(context.Context, client.Reader) (int, error)) (phase, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	watched, err := watchNamespace(ctx, c, ns, obj)
@@ -59,7 +59,7 @@ func measure(ctx context.Context, c *localcluster.Cluster, ns string, obj client
 		return phase{}, err
 	}
 	p := phase{created: time.Since(start), curve: []Point{{0, 0}}}
-	err = c.PollEvery(ctx, 250*time.Millisecond, 30*time.Minute, what, func(ctx context.Context) (bool, error) {
+	err = c.PollEvery(ctx, 250*time.Millisecond, timeout, what, func(ctx context.Context) (bool, error) {
 		count, err := available(ctx, watched)
 		if err != nil {
 			return false, err
@@ -114,7 +114,7 @@ func baseline(ctx context.Context, c *localcluster.Cluster, o options) (p phase,
 			return nil
 		})
 	}
-	p, err = measure(ctx, c, ns, &appsv1.Deployment{}, o.apps, "every baseline Deployment to be Available", nil, create, func(ctx context.Context, watched client.Reader) (int, error) {
+	p, err = measure(ctx, c, ns, &appsv1.Deployment{}, o.apps, o.timeout, "every baseline Deployment to be Available", nil, create, func(ctx context.Context, watched client.Reader) (int, error) {
 		deployments := &appsv1.DeploymentList{}
 		if err := watched.List(ctx, deployments, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
 			return 0, err
@@ -156,7 +156,7 @@ func convergeApps(ctx context.Context, c *localcluster.Cluster, o options) (phas
 			return nil
 		})
 	}
-	p, err := measure(ctx, c, ns, &appv1.App{}, o.apps, "every App to be Available", watching, create, func(ctx context.Context, watched client.Reader) (int, error) {
+	p, err := measure(ctx, c, ns, &appv1.App{}, o.apps, o.timeout, "every App to be Available", watching, create, func(ctx context.Context, watched client.Reader) (int, error) {
 		apps := &appv1.AppList{}
 		if err := watched.List(ctx, apps, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
 			return 0, err

@@ -17,7 +17,7 @@ import (
 type options struct {
 	heapOnly                  bool
 	apps, concurrency, rounds int
-	steady, resync            time.Duration
+	steady, resync, timeout   time.Duration
 	out, root, bin            string
 	convergePlot              string
 	managerArgs               []string
@@ -35,6 +35,9 @@ func (o options) validate() error {
 	}
 	// A sync period of zero turns the manager's resyncs off: the steady window would wait for
 	// one in vain.
+	if o.timeout <= 0 {
+		return fmt.Errorf("--timeout must be positive, got %v", o.timeout)
+	}
 	if o.resync <= 0 {
 		return fmt.Errorf("--resync must be positive, got %v", o.resync)
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 func TestOptionsRefuseWhatTheBenchmarkCannotRunWithNamingTheFlag(t *testing.T) {
-	good := options{apps: 1000, concurrency: 16, rounds: 3, steady: 2 * time.Minute, resync: time.Minute}
+	good := options{apps: 1000, concurrency: 16, rounds: 3, steady: 2 * time.Minute, resync: time.Minute, timeout: 30 * time.Minute}
 	assert.NoError(t, good.validate())
 	with := func(change func(*options)) options {
 		o := good
@@ -20,6 +20,7 @@ func TestOptionsRefuseWhatTheBenchmarkCannotRunWithNamingTheFlag(t *testing.T) {
 		"--concurrency must be at least 1, got -1": with(func(o *options) { o.concurrency = -1 }),
 		"--rounds must be at least 1, got 0":       with(func(o *options) { o.rounds = 0 }),
 		"--resync must be positive, got 0s":        with(func(o *options) { o.resync = 0 }),
+		"--timeout must be positive, got 0s":       with(func(o *options) { o.timeout = 0 }),
 		"--steady must not be negative, got -1s":   with(func(o *options) { o.steady = -time.Second }),
 		`--manager-arg must be a flag of the manager, such as --max-concurrent-reconciles=4, got "max-concurrent-reconciles=4"`: with(func(o *options) {
 			o.managerArgs = []string{"--zap-log-level=info", "max-concurrent-reconciles=4"}
