@@ -74,9 +74,10 @@ func TrimApp(obj any) (any, error) {
 // that needs it: when a child changed, or a rollout is rolled back. The operator applies
 // children from the App alone, so nothing dropped is ever written back.
 //
-// Informers may hand an object to their transform twice (a watch's initial list passes
-// the objects it stored through Replace again), so SlimChild leaves a child it already
-// slimmed as it is: one without managedFields, which every object the API server sends has.
+// Informers may hand an object to their transform twice (client-go transforms a listed
+// object in its queue's Replace and again in its store's), so SlimChild leaves a child it
+// slimmed already as it is: one without managedFields, which every object the API server
+// sends has.
 func SlimChild(obj any) (any, error) {
 	full, ok := obj.(client.Object)
 	if !ok {
