@@ -98,21 +98,7 @@ func assertRollbackRefused(t *testing.T, c *localcluster.Cluster, in install, re
 
 	sub = localcluster.NewSubscription(in.namespace, localcluster.PackageName+"-2", localcluster.Subscription{StartingCSV: previous, Manual: true})
 	require.NoError(t, c.Client.Create(ctx, sub))
-	require.NoError(t, c.Poll(ctx, 3*time.Minute, "the InstallPlan of "+previous+" to be approved", func(ctx context.Context) (bool, error) {
-		if err := c.Client.Get(ctx, client.ObjectKeyFromObject(sub), sub); err != nil || sub.Status.InstallPlanRef == nil {
-			return false, err
-		}
-		plan := &operatorsv1alpha1.InstallPlan{}
-		if err := c.Client.Get(ctx, client.ObjectKey{Namespace: in.namespace, Name: sub.Status.InstallPlanRef.Name}, plan); err != nil {
-			return false, err
-		}
-		if plan.Spec.Approved {
-			return true, nil
-		}
-		patch := client.MergeFrom(plan.DeepCopy())
-		plan.Spec.Approved = true
-		return false, c.Client.Patch(ctx, plan, patch)
-	}))
+	require.NoError(t, c.ApproveFor(ctx, client.ObjectKeyFromObject(sub), previous))
 	refused, err := c.WaitForCSVIn(ctx, in.namespace, previous, operatorsv1alpha1.CSVPhaseFailed, 5*time.Minute)
 	require.NoError(t, err)
 	require.Equal(t, operatorsv1alpha1.CSVReasonUnsupportedOperatorGroup, refused.Status.Reason)

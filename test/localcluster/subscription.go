@@ -72,7 +72,7 @@ func subscriptionName(n int) string {
 func (c *Cluster) WaitForCSV(ctx context.Context, name string, timeout time.Duration) (*operatorsv1alpha1.ClusterServiceVersion, error) {
 	csv, err := c.WaitForCSVIn(ctx, OperatorsNamespace, name, operatorsv1alpha1.CSVPhaseSucceeded, timeout)
 	if err != nil {
-		return nil, fmt.Errorf("%w; %s", err, c.describeSubscription(ctx))
+		return nil, fmt.Errorf("%w; %s", err, c.describeSubscription(ctx, c.subscriptionKey()))
 	}
 	return csv, nil
 }
@@ -97,26 +97,32 @@ func (c *Cluster) WaitForCSVIn(ctx context.Context, namespace, name string, phas
 }
 
 // InstallPlanFor returns the InstallPlan that installs a ClusterServiceVersion, once OLM has
-// made it. It is the plan the Subscription's status refers to: plans of an earlier
-// Subscription may still be there until the garbage collector removes them.
+// made it. It is the plan the status of the Subscription made last refers to: plans of an
+// earlier Subscription may still be there until the garbage collector removes them.
 func (c *Cluster) InstallPlanFor(ctx context.Context, csv string, timeout time.Duration) (*operatorsv1alpha1.InstallPlan, error) {
+	return c.installPlanOf(ctx, c.subscriptionKey(), csv, timeout)
+}
+
+// installPlanOf returns the InstallPlan of a Subscription that installs a
+// ClusterServiceVersion, once OLM has made it.
+func (c *Cluster) installPlanOf(ctx context.Context, subscription client.ObjectKey, csv string, timeout time.Duration) (*operatorsv1alpha1.InstallPlan, error) {
 	var plan *operatorsv1alpha1.InstallPlan
 	err := c.Poll(ctx, timeout, "OLM to plan the install of "+csv, func(ctx context.Context) (bool, error) {
 		var err error
-		plan, err = c.currentPlan(ctx)
+		plan, err = c.currentPlan(ctx, subscription)
 		return plan != nil && slices.Contains(plan.Spec.ClusterServiceVersionNames, csv), err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%w (%s)", err, c.describeSubscription(ctx))
+		return nil, fmt.Errorf("%w (%s)", err, c.describeSubscription(ctx, subscription))
 	}
 	return plan, nil
 }
 
-// currentPlan returns the InstallPlan the Subscription's status refers to, or nil while there
+// currentPlan returns the InstallPlan a Subscription's status refers to, or nil while there
 // is none.
-func (c *Cluster) currentPlan(ctx context.Context) (*operatorsv1alpha1.InstallPlan, error) {
+func (c *Cluster) currentPlan(ctx context.Context, subscription client.ObjectKey) (*operatorsv1alpha1.InstallPlan, error) {
 	sub := &operatorsv1alpha1.Subscription{}
-	if err := c.Client.Get(ctx, c.subscriptionKey(), sub); err != nil {
+	if err := c.Client.Get(ctx, subscription, sub); err != nil {
 		return nil, err
 	}
 	ref := sub.Status.InstallPlanRef
@@ -130,10 +136,10 @@ func (c *Cluster) currentPlan(ctx context.Context) (*operatorsv1alpha1.InstallPl
 	return plan, nil
 }
 
-// describeSubscription says what the Subscription and its InstallPlan last showed, for errors.
-func (c *Cluster) describeSubscription(ctx context.Context) string {
+// describeSubscription says what a Subscription and its InstallPlan last showed, for errors.
+func (c *Cluster) describeSubscription(ctx context.Context, subscription client.ObjectKey) string {
 	sub := &operatorsv1alpha1.Subscription{}
-	if err := c.Client.Get(ctx, c.subscriptionKey(), sub); err != nil {
+	if err := c.Client.Get(ctx, subscription, sub); err != nil {
 		return fmt.Sprintf("Subscription: %v", err)
 	}
 	s := fmt.Sprintf("Subscription state %q, current %q, installed %q", sub.Status.State, sub.Status.CurrentCSV, sub.Status.InstalledCSV)
@@ -142,7 +148,7 @@ func (c *Cluster) describeSubscription(ctx context.Context) string {
 			s += fmt.Sprintf(", %s: %s", cond.Type, cond.Message)
 		}
 	}
-	plan, err := c.currentPlan(ctx)
+	plan, err := c.currentPlan(ctx, subscription)
 	switch {
 	case err != nil:
 		s += fmt.Sprintf("; InstallPlan: %v", err)
@@ -157,11 +163,17 @@ func (c *Cluster) describeSubscription(ctx context.Context) string {
 	return s
 }
 
-// Approve approves the InstallPlan of a ClusterServiceVersion, as a user does under manual
-// approval: once OLM shows it waiting for approval, and again until OLM has taken it up. A
-// plan that fails is an error.
+// Approve approves the InstallPlan of a ClusterServiceVersion for the Subscription made last,
+// as a user does under manual approval (see ApproveFor).
 func (c *Cluster) Approve(ctx context.Context, csv string) error {
-	plan, err := c.InstallPlanFor(ctx, csv, 3*time.Minute)
+	return c.ApproveFor(ctx, c.subscriptionKey(), csv)
+}
+
+// ApproveFor approves a Subscription's InstallPlan of a ClusterServiceVersion, as a user does
+// under manual approval: once OLM shows it waiting for approval, and again until OLM has taken
+// it up. A plan that fails is an error.
+func (c *Cluster) ApproveFor(ctx context.Context, subscription client.ObjectKey, csv string) error {
+	plan, err := c.installPlanOf(ctx, subscription, csv, 3*time.Minute)
 	if err != nil {
 		return err
 	}
@@ -175,7 +187,7 @@ func (c *Cluster) Approve(ctx context.Context, csv string) error {
 			plan.Spec.Approved = true
 			return false, c.Client.Patch(ctx, plan, patch)
 		case phase == operatorsv1alpha1.InstallPlanPhaseFailed:
-			return false, stopPolling{fmt.Errorf("InstallPlan %s failed (%s)", plan.Name, c.describeSubscription(ctx))}
+			return false, stopPolling{fmt.Errorf("InstallPlan %s failed (%s)", plan.Name, c.describeSubscription(ctx, subscription))}
 		case plan.Spec.Approved && phase != operatorsv1alpha1.InstallPlanPhaseRequiresApproval && phase != "":
 			return true, nil
 		}
@@ -197,7 +209,7 @@ func (c *Cluster) WaitForInstallPlan(ctx context.Context, csv string, timeout ti
 		return plan.Status.Phase == operatorsv1alpha1.InstallPlanPhaseComplete, nil
 	})
 	if err != nil {
-		return fmt.Errorf("%w (%s)", err, c.describeSubscription(ctx))
+		return fmt.Errorf("%w (%s)", err, c.describeSubscription(ctx, c.subscriptionKey()))
 	}
 	return nil
 }
