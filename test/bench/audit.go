@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -61,6 +62,13 @@ func requests(path string, offset int64, user string) (map[string]int, int64, er
 		return nil, offset, err
 	}
 	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, offset, err
+	}
+	if info.Size() < offset {
+		return nil, offset, fmt.Errorf("audit log %s holds %d bytes, fewer than the %d read before: it was rotated, and the requests logged before the rotation are not counted", path, info.Size(), offset)
+	}
 	if _, err := f.Seek(offset, io.SeekStart); err != nil {
 		return nil, offset, err
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -13,4 +15,31 @@ func TestManagedRequests(t *testing.T) {
 	}
 	require.Equal(t, 5, managedWrites(counts), "writes to children and App status; not Events, Leases or reads")
 	require.Equal(t, 5, managedReads(counts), "reads of children only")
+}
+
+func TestRequestsCountsTheUsersCompletedRequestsFromAnOffset(t *testing.T) {
+	const sa = "system:serviceaccount:operators:app-operator"
+	event := func(stage, user, verb, resource, subresource string) string {
+		return `{"stage":"` + stage + `","verb":"` + verb + `","user":{"username":"` + user + `"},` +
+			`"objectRef":{"resource":"` + resource + `","subresource":"` + subresource + `"}}` + "\n"
+	}
+	path := filepath.Join(t.TempDir(), "audit.log")
+	first := event("ResponseComplete", sa, "apply", "deployments", "") +
+		event("RequestReceived", sa, "apply", "deployments", "") +
+		event("ResponseComplete", "someone-else", "apply", "deployments", "") +
+		event("ResponseComplete", sa, "patch", "apps", "status")
+	require.NoError(t, os.WriteFile(path, []byte(first+`{"stage":"Respo`), 0o600))
+
+	counts, offset, err := requests(path, 0, sa)
+	require.NoError(t, err)
+	require.Equal(t, map[string]int{"apply deployments": 1, "patch apps/status": 1}, counts)
+	require.Equal(t, int64(len(first)), offset, "a partial last line is left for the next read")
+
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(event("ResponseComplete", sa, "get", "services", ""))
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	_, _, err = requests(path, offset, sa)
+	require.ErrorContains(t, err, "rotated", "a log shorter than what was read is not counted as if nothing happened")
 }
