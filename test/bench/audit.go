@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -62,12 +63,13 @@ func requests(path string, offset int64, user string) (map[string]int, int64, er
 		return nil, offset, err
 	}
 	defer f.Close()
-	info, err := f.Stat()
+	// The API server keeps a rotated log beside the current one, as audit-<time>.log.
+	rotated, err := filepath.Glob(strings.TrimSuffix(path, ".log") + "-*.log")
 	if err != nil {
 		return nil, offset, err
 	}
-	if info.Size() < offset {
-		return nil, offset, fmt.Errorf("audit log %s holds %d bytes, fewer than the %d read before: it was rotated, and the requests logged before the rotation are not counted", path, info.Size(), offset)
+	if len(rotated) > 0 {
+		return nil, offset, fmt.Errorf("the API server rotated its audit log into %s: the requests logged there are not counted", strings.Join(rotated, ", "))
 	}
 	if _, err := f.Seek(offset, io.SeekStart); err != nil {
 		return nil, offset, err

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -35,11 +36,9 @@ func TestRequestsCountsTheUsersCompletedRequestsFromAnOffset(t *testing.T) {
 	require.Equal(t, map[string]int{"apply deployments": 1, "patch apps/status": 1}, counts)
 	require.Equal(t, int64(len(first)), offset, "a partial last line is left for the next read")
 
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
-	require.NoError(t, err)
-	_, err = f.WriteString(event("ResponseComplete", sa, "get", "services", ""))
-	require.NoError(t, err)
-	require.NoError(t, f.Close())
+	rotated := filepath.Join(filepath.Dir(path), "audit-2026-12-05T05-27-44.188.log")
+	require.NoError(t, os.Rename(path, rotated))
+	require.NoError(t, os.WriteFile(path, []byte(strings.Repeat(event("ResponseComplete", sa, "get", "services", ""), 10)), 0o600))
 	_, _, err = requests(path, offset, sa)
-	require.ErrorContains(t, err, "rotated", "a log shorter than what was read is not counted as if nothing happened")
+	require.ErrorContains(t, err, rotated, "a rotated log is named, not counted as if nothing happened")
 }

@@ -235,9 +235,10 @@ componentsPatches:
   - key: requestheader-extra-headers-prefix
     value: X-Remote-Extra-
   # The audit log is read from an offset (make bench): rotating it at its default 100 MB would
-  # lose the requests logged before the rotation.
+  # lose the requests logged before the rotation. This API server's 0 means that default too,
+  # so the limit is 1 TiB.
   - key: audit-log-maxsize
-    value: "0"
+    value: "1048576"
 - name: kube-controller-manager
   extraArgs:
   - key: service-cluster-ip-range
