@@ -209,7 +209,7 @@ APPS ?= 1000
 ROUNDS ?= 3
 .PHONY: bench
 bench: tools build localcluster node-packages ## Measure with APPS Apps (default 1000) on a local cluster against a same-run baseline, ROUNDS times (default 3); run the Go benchmarks.
-	go test -run '^$$' -bench . -benchmem ./controllers/desired ./controllers/apply
+	go test -run '^$$' -bench . -benchmem ./controllers/desired ./controllers/apply ./internal/operator
 	@mkdir -p $(CURDIR)/.cache
 	cd $(TEST_MODULE) && go run ./bench --apps $(APPS) --rounds $(ROUNDS) --out $(CURDIR)/.cache/bench-$(APPS).json \
 		--converge-plot $(CURDIR)/.cache/bench-$(APPS)-converge.svg

@@ -54,7 +54,7 @@ const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 // TrimApp drops from a cached App what the operator never reads: its managedFields, and the
 // copy of its spec that a client-side kubectl apply keeps in an annotation, which would
 // double the App in the cache. The operator writes only an App's status, with a patch of the
-// status alone, so nothing dropped is ever written back.
+// status alone, so nothing dropped is ever written back. The strings Apps share are interned.
 func TrimApp(obj any) (any, error) {
 	if o, ok := obj.(metav1.Object); ok {
 		o.SetManagedFields(nil)
@@ -62,6 +62,9 @@ func TrimApp(obj any) (any, error) {
 			delete(a, lastApplied)
 			o.SetAnnotations(a)
 		}
+	}
+	if app, ok := obj.(*appv1.App); ok {
+		internApp(app)
 	}
 	return obj, nil
 }
@@ -72,7 +75,8 @@ func TrimApp(obj any) (any, error) {
 // pod template's hash (desired.TemplateHashAnnotation) and its status. Everything else, the
 // spec the API server defaulted above all, is read from the API server on the rare reconcile
 // that needs it: when a child changed, or a rollout is rolled back. The operator applies
-// children from the App alone, so nothing dropped is ever written back.
+// children from the App alone, so nothing dropped is ever written back. The strings children
+// share are interned.
 //
 // Informers may hand an object to their transform twice (client-go transforms a listed
 // object in its queue's Replace and again in its store's), so SlimChild leaves a child it
@@ -96,21 +100,32 @@ func SlimChild(obj any) (any, error) {
 		CreationTimestamp: full.GetCreationTimestamp(), DeletionTimestamp: full.GetDeletionTimestamp(),
 		OwnerReferences: full.GetOwnerReferences(), Annotations: annotations,
 	}
+	// Each child is slimmed where it was decoded, so that the cache keeps the decoder's object
+	// rather than a copy allocated beside it.
 	switch o := full.(type) {
 	case *appsv1.Deployment:
 		annotations[desired.TemplateHashAnnotation] = desired.TemplateHash(&o.Spec.Template)
-		slim := &appsv1.Deployment{ObjectMeta: meta, Status: o.Status}
-		slim.Spec.Replicas = o.Spec.Replicas
-		for _, c := range o.Spec.Template.Spec.Containers {
-			slim.Spec.Template.Spec.Containers = append(slim.Spec.Template.Spec.Containers, corev1.Container{Name: c.Name, Image: c.Image})
+		replicas, containers := o.Spec.Replicas, make([]corev1.Container, len(o.Spec.Template.Spec.Containers))
+		for i, c := range o.Spec.Template.Spec.Containers {
+			containers[i] = corev1.Container{Name: c.Name, Image: c.Image}
 		}
-		return slim, nil
+		*o = appsv1.Deployment{ObjectMeta: meta, Status: o.Status}
+		o.Spec.Replicas = replicas
+		o.Spec.Template.Spec.Containers = containers
+		internChild(&o.ObjectMeta, o)
+		return o, nil
 	case *corev1.Service:
-		return &corev1.Service{ObjectMeta: meta}, nil
+		*o = corev1.Service{ObjectMeta: meta}
+		internChild(&o.ObjectMeta, nil)
+		return o, nil
 	case *autoscalingv2.HorizontalPodAutoscaler:
-		return &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: meta}, nil
+		*o = autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: meta}
+		internChild(&o.ObjectMeta, nil)
+		return o, nil
 	case *policyv1.PodDisruptionBudget:
-		return &policyv1.PodDisruptionBudget{ObjectMeta: meta}, nil
+		*o = policyv1.PodDisruptionBudget{ObjectMeta: meta}
+		internChild(&o.ObjectMeta, nil)
+		return o, nil
 	}
 	full.SetManagedFields(nil)
 	return full, nil
