@@ -17,7 +17,7 @@ type series struct {
 
 // chart is a line chart written as SVG directly, for the docs: axes from zero with round
 // ticks, one polyline (and a dot on each point of a short series) per series, and a legend
-// above the plot. Two series fit between the title and the plot.
+// above the plot. Two series fit in each column of the legend, between the title and the plot.
 type chart struct {
 	title, xLabel, yLabel string
 	series                []series
@@ -27,6 +27,7 @@ const (
 	chartWidth, chartHeight         = 640, 360
 	marginLeft, marginRight         = 64, 16
 	marginTop, marginBottom         = 72, 48
+	legendColumn                    = 280
 	plotWidth, plotHeight   float64 = chartWidth - marginLeft - marginRight, chartHeight - marginTop - marginBottom
 )
 
@@ -69,9 +70,10 @@ func (c chart) svg() []byte {
 				fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>`+"\n", x(p[0]), y(p[1]), s.color)
 			}
 		}
-		ly := 36 + 16*float64(i) // the legend, between the title and the plot
-		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="%s" stroke-width="2"/>`+"\n", marginLeft, ly, marginLeft+24, ly, s.color)
-		fmt.Fprintf(&b, `<text x="%d" y="%.1f">%s</text>`+"\n", marginLeft+30, ly+4, html.EscapeString(s.name))
+		// The legend, between the title and the plot: two rows, in columns from the left.
+		lx, ly := marginLeft+legendColumn*(i/2), 36+16*float64(i%2)
+		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="%s" stroke-width="2"/>`+"\n", lx, ly, lx+24, ly, s.color)
+		fmt.Fprintf(&b, `<text x="%d" y="%.1f">%s</text>`+"\n", lx+30, ly+4, html.EscapeString(s.name))
 	}
 	b.WriteString("</svg>\n")
 	return b.Bytes()
@@ -124,19 +126,28 @@ func convergeChart(r Result) chart {
 func heapChart(results []Result) chart {
 	results = slices.Clone(results)
 	slices.SortFunc(results, func(a, b Result) int { return a.Apps - b.Apps })
-	var converged, restarted [][2]float64
+	var converged, restarted, live, liveRestarted [][2]float64
 	for _, r := range results {
-		converged = append(converged, [2]float64{float64(r.Apps), r.HeapKiBPerApp})
+		apps := float64(r.Apps)
+		converged = append(converged, [2]float64{apps, r.HeapKiBPerApp})
+		if r.HeapLiveBytes > 0 {
+			live = append(live, [2]float64{apps, r.kibPerApp(r.HeapLiveBytes)})
+		}
 		if r.HeapKiBPerAppRestarted > 0 {
-			restarted = append(restarted, [2]float64{float64(r.Apps), r.HeapKiBPerAppRestarted})
+			restarted = append(restarted, [2]float64{apps, r.HeapKiBPerAppRestarted})
+		}
+		if r.HeapLiveRestartedBytes > 0 {
+			liveRestarted = append(liveRestarted, [2]float64{apps, r.kibPerApp(r.HeapLiveRestartedBytes)})
 		}
 	}
 	return chart{
 		title:  "The manager's heap per App",
-		xLabel: "Apps", yLabel: "KiB per App (HeapInuse after GC)",
+		xLabel: "Apps", yLabel: "KiB per App, after GC",
 		series: []series{
-			{name: "after convergence", color: "#1f77b4", points: converged},
-			{name: "after a restart", color: "#ff7f0e", points: restarted},
+			{name: "in use, after convergence", color: "#1f77b4", points: converged},
+			{name: "in use, after a restart", color: "#ff7f0e", points: restarted},
+			{name: "live objects, after convergence", color: "#2ca02c", points: live},
+			{name: "live objects, after a restart", color: "#d62728", points: liveRestarted},
 		},
 	}
 }

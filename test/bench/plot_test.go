@@ -38,9 +38,11 @@ func TestTheConvergeChartDrawsBothCurvesToScale(t *testing.T) {
 
 func TestTheHeapChartSortsRunsByTheirNumberOfApps(t *testing.T) {
 	c := heapChart([]Result{
-		{Apps: 5000, HeapKiBPerApp: 22, HeapKiBPerAppRestarted: 13},
-		{Apps: 1000, HeapKiBPerApp: 31},
+		{Apps: 5000, HeapKiBPerApp: 22, HeapKiBPerAppRestarted: 13, HeapLiveBytes: 5000 * 10 * 1024, HeapLiveRestartedBytes: 5000 * 8 * 1024},
+		{Apps: 1000, HeapKiBPerApp: 31, HeapLiveBytes: 1000 * 15 * 1024},
 	})
 	require.Equal(t, [][2]float64{{1000, 31}, {5000, 22}}, c.series[0].points)
 	require.Equal(t, [][2]float64{{5000, 13}}, c.series[1].points, "a run without a restart has no second figure")
+	require.Equal(t, [][2]float64{{1000, 15}, {5000, 10}}, c.series[2].points, "live objects per App")
+	require.Equal(t, [][2]float64{{5000, 8}}, c.series[3].points)
 }
