@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -48,13 +49,24 @@ func (f ProbeFigures) String() string {
 const probeApps = 4
 
 // StartProbe creates the probe's Apps in namespace, on kwok's fake nodes, unless they exist,
-// and starts writing and reading them until Stop; through v1alpha1 too if legacy.
+// and starts writing and reading them until Stop; through v1alpha1 too if legacy. Creating
+// them is not what the probe measures: an App that exists is not created again (which would
+// go through the webhooks), and a refused creation is tried again for up to a minute, as
+// OLM may still be handing the webhooks a new certificate when a release has just settled.
 func (c *Cluster) StartProbe(ctx context.Context, namespace string, legacy bool) (*Probe, error) {
 	for i := range probeApps {
-		app := &appv1.App{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: probeName(i)},
-			Spec: appv1.AppSpec{Image: "registry.example.com/probe/web:1.0", Replicas: ptr.To(int32(1))}}
-		OnFakeNodes(&app.Spec)
-		if err := client.IgnoreAlreadyExists(c.Client.Create(ctx, app)); err != nil {
+		key := client.ObjectKey{Namespace: namespace, Name: probeName(i)}
+		err := c.PollEvery(ctx, time.Second, time.Minute, "the probe's App "+key.String(), func(ctx context.Context) (bool, error) {
+			if err := c.Client.Get(ctx, key, &appv1.App{}); !apierrors.IsNotFound(err) {
+				return err == nil, err
+			}
+			app := &appv1.App{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
+				Spec: appv1.AppSpec{Image: "registry.example.com/probe/web:1.0", Replicas: ptr.To(int32(1))}}
+			OnFakeNodes(&app.Spec)
+			err := client.IgnoreAlreadyExists(c.Client.Create(ctx, app))
+			return err == nil, err
+		})
+		if err != nil {
 			return nil, fmt.Errorf("creating the probe's App: %w", err)
 		}
 	}
