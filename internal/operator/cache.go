@@ -100,6 +100,7 @@ func SlimChild(obj any) (any, error) {
 		CreationTimestamp: full.GetCreationTimestamp(), DeletionTimestamp: full.GetDeletionTimestamp(),
 		OwnerReferences: full.GetOwnerReferences(), Annotations: annotations,
 	}
+	internMeta(&meta)
 	// Each child is slimmed where it was decoded, so that the cache keeps the decoder's object
 	// rather than a copy allocated beside it.
 	switch o := full.(type) {
@@ -112,19 +113,16 @@ func SlimChild(obj any) (any, error) {
 		*o = appsv1.Deployment{ObjectMeta: meta, Status: o.Status}
 		o.Spec.Replicas = replicas
 		o.Spec.Template.Spec.Containers = containers
-		internChild(&o.ObjectMeta, o)
+		internDeployment(o)
 		return o, nil
 	case *corev1.Service:
 		*o = corev1.Service{ObjectMeta: meta}
-		internChild(&o.ObjectMeta, nil)
 		return o, nil
 	case *autoscalingv2.HorizontalPodAutoscaler:
 		*o = autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: meta}
-		internChild(&o.ObjectMeta, nil)
 		return o, nil
 	case *policyv1.PodDisruptionBudget:
 		*o = policyv1.PodDisruptionBudget{ObjectMeta: meta}
-		internChild(&o.ObjectMeta, nil)
 		return o, nil
 	}
 	full.SetManagedFields(nil)

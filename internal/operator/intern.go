@@ -68,16 +68,18 @@ func internApp(app *appv1.App) {
 	}
 }
 
-// internChild interns the strings a child shares with other Apps' children.
-func internChild(meta *metav1.ObjectMeta, d *appsv1.Deployment) {
+// internMeta interns the strings a child's metadata shares with other Apps' children.
+func internMeta(meta *metav1.ObjectMeta) {
 	intern(&meta.Namespace)
 	for i := range meta.OwnerReferences {
 		intern(&meta.OwnerReferences[i].APIVersion)
 		intern(&meta.OwnerReferences[i].Kind)
 	}
-	if d == nil {
-		return
-	}
+}
+
+// internDeployment interns the strings of what the cache keeps of a Deployment's containers
+// and status that other Apps' Deployments share.
+func internDeployment(d *appsv1.Deployment) {
 	for i := range d.Spec.Template.Spec.Containers {
 		c := &d.Spec.Template.Spec.Containers[i]
 		intern(&c.Name)
