@@ -43,11 +43,7 @@ func (b Builder) Catalog(ctx context.Context, s Source, catalogDir string) (v1.I
 	cfg.Cmd = []string{"serve", "/" + ConfigsDir, "--cache-dir=/" + CacheDir}
 	var images []v1.Image
 	for _, p := range b.Platforms {
-		files, err := b.opmFiles(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		base, err := Layer(s.Created, files, Dir{Path: "tmp", Mode: os.ModeSticky | 0o777})
+		base, err := b.opmLayer(ctx, p, s.Created)
 		if err != nil {
 			return nil, err
 		}

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -28,6 +29,10 @@ type Builder struct {
 	ToolsDir string
 	// HostOPM is an opm binary that runs on this machine, to build the catalog's serve cache.
 	HostOPM string
+	// Layers, when set, keeps the layers every catalog image shares (the opm image's, one per
+	// platform) once built, for the Builders that share it: a process that builds a catalog
+	// image for each release links opm and compresses its 70 MB once.
+	Layers *sync.Map
 }
 
 // Source is the checkout a release is built from.
@@ -185,6 +190,30 @@ const OPMUID = 1001
 // olmTools is the module under ToolsDir that pins opm and grpc_health_probe.
 func (b Builder) olmTools() string { return filepath.Join(b.ToolsDir, "olm") }
 
+// opmLayer is the opm image's layer for a platform, with its files' time: the one in Layers, or
+// built (and kept there).
+func (b Builder) opmLayer(ctx context.Context, p v1.Platform, created time.Time) (v1.Layer, error) {
+	key := fmt.Sprint("opm ", b.Toolchain, " ", b.olmTools(), " ", p.String(), " ", created.UTC().Unix())
+	if b.Layers != nil {
+		if layer, ok := b.Layers.Load(key); ok {
+			return layer.(v1.Layer), nil
+		}
+	}
+	files, err := b.opmFiles(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	layer, err := Layer(created, files, Dir{Path: "tmp", Mode: os.ModeSticky | 0o777})
+	if err != nil {
+		return nil, err
+	}
+	if b.Layers != nil {
+		actual, _ := b.Layers.LoadOrStore(key, layer)
+		layer = actual.(v1.Layer)
+	}
+	return layer, nil
+}
+
 // opmFiles are the files of the opm image for a platform: opm, the grpc_health_probe that OLM's
 // registry pods are probed with, nsswitch.conf, the opm user and a /tmp for its cache.
 func (b Builder) opmFiles(ctx context.Context, p v1.Platform) ([]File, error) {
@@ -228,11 +257,7 @@ func (b Builder) OPM(ctx context.Context, created time.Time) (v1.ImageIndex, err
 		"org.opencontainers.image.version": version, "org.opencontainers.image.licenses": "Apache-2.0"}
 	var images []v1.Image
 	for _, p := range b.Platforms {
-		files, err := b.opmFiles(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		layer, err := Layer(created, files, Dir{Path: "tmp", Mode: os.ModeSticky | 0o777})
+		layer, err := b.opmLayer(ctx, p, created)
 		if err != nil {
 			return nil, err
 		}

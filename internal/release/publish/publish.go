@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mycompany/app-operator/internal/release"
@@ -263,7 +264,8 @@ func ForCheckout(ctx context.Context, dir, tagBase string) (*Publisher, error) {
 		return nil, fmt.Errorf("%s names no toolchain: the images are built with the toolchain it pins", filepath.Join(dir, "go.mod"))
 	}
 	return &Publisher{Dir: dir, TagBase: tagBase, CacheDir: filepath.Join(dir, "bin", "images"), Builder: image.Builder{Toolchain: image.Toolchain(mod.Toolchain),
-		Platforms: image.Platforms, ToolsDir: filepath.Join(dir, "hack", "tools"), HostOPM: filepath.Join(dir, "bin", "opm")}}, nil
+		Platforms: image.Platforms, ToolsDir: filepath.Join(dir, "hack", "tools"), HostOPM: filepath.Join(dir, "bin", "opm"),
+		Layers: &sync.Map{}}}, nil
 }
 
 // cacheKey names what a cut release's images depend on: its commit, its toolchain, the
