@@ -27,8 +27,8 @@ func TestEnvironmentVariablesSetFlagsTheCommandLineDoesNot(t *testing.T) {
 		},
 		"the command line wins": {
 			env:  map[string]string{"APP_OPERATOR_MAX_CONCURRENT_RECONCILES": "32"},
-			args: []string{"--max-concurrent-reconciles=8"},
-			want: func(t *testing.T, o *options) { assert.Equal(t, 8, o.maxConcurrentReconciles) },
+			args: []string{"--max-concurrent-reconciles=12"},
+			want: func(t *testing.T, o *options) { assert.Equal(t, 12, o.maxConcurrentReconciles) },
 		},
 		"zap's flags too": {
 			env:  map[string]string{"APP_OPERATOR_ZAP_LOG_LEVEL": "debug"},
@@ -36,7 +36,7 @@ func TestEnvironmentVariablesSetFlagsTheCommandLineDoesNot(t *testing.T) {
 		},
 		"other variables are ignored": {
 			env:  map[string]string{"MAX_CONCURRENT_RECONCILES": "32", "APP_OPERATOR_UNKNOWN": "x"},
-			want: func(t *testing.T, o *options) { assert.Equal(t, 16, o.maxConcurrentReconciles) },
+			want: func(t *testing.T, o *options) { assert.Equal(t, 8, o.maxConcurrentReconciles) },
 		},
 		"a bad value is refused naming the variable and the flag": {
 			env:     map[string]string{"APP_OPERATOR_KUBE_API_QPS": "fast", "APP_OPERATOR_LEADER_ELECT": "maybe"},

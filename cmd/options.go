@@ -82,7 +82,7 @@ func bindFlags(fs *flag.FlagSet) *options {
 	fs.DurationVar(&o.leaseDuration, "leader-election-lease-duration", 15*time.Second, "How long a leader's lease lasts: the longest a standby waits when the leader dies.")
 	fs.DurationVar(&o.renewDeadline, "leader-election-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew its lease before it gives up leading.")
 	fs.DurationVar(&o.retryPeriod, "leader-election-retry-period", 2*time.Second, "How often leader election clients try to acquire or renew the lease.")
-	fs.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", 16, "Number of Apps reconciled at the same time.")
+	fs.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", 8, "Number of Apps reconciled at the same time. More workers than the API server serves at once lengthen each reconcile without converging sooner.")
 	fs.StringVar(&o.watchNamespaces, "watch-namespaces", "", "Comma-separated namespaces whose Apps the manager reconciles, and the only ones it caches; empty means every namespace. OLM passes its OperatorGroup's target namespaces (olm.targetNamespaces).")
 	fs.DurationVar(&o.syncPeriod, "sync-period", 10*time.Hour, "How often every App is reconciled again even when nothing changed.")
 	fs.BoolVar(&o.installMonitoring, "install-monitoring", true, "Apply the ServiceMonitor and PrometheusRule in the manager's namespace wherever the Prometheus Operator's API is served; false where the install carries them (the Helm chart).")
