@@ -65,13 +65,20 @@ var scheme = func() *runtime.Scheme {
 	return s
 }()
 
+// The serializers the API server sends objects to the cache with, made once: a benchmark's
+// loop decodes with them.
+var (
+	jsonSerializer     = json.NewSerializerWithOptions(json.DefaultMetaFactory, scheme, scheme, json.SerializerOptions{})
+	protobufSerializer = protobuf.NewSerializer(scheme, scheme)
+)
+
 // serializer is how the API server sends obj to the cache: JSON for Apps, protobuf for
 // Kubernetes' own kinds.
 func serializer(obj runtime.Object) runtime.Serializer {
 	if _, ok := obj.(*appv1.App); ok {
-		return json.NewSerializerWithOptions(json.DefaultMetaFactory, scheme, scheme, json.SerializerOptions{})
+		return jsonSerializer
 	}
-	return protobuf.NewSerializer(scheme, scheme)
+	return protobufSerializer
 }
 
 func encoded(t testing.TB, obj runtime.Object) []byte {
