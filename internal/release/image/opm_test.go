@@ -87,7 +87,7 @@ func TestTheOPMLayerIsBuiltOncePerLayers(t *testing.T) {
 
 	later, err := shared.opmLayer(ctx, host, when.Add(1e9))
 	require.NoError(t, err)
-	require.NotEqual(t, built, opmLayerFile(t, later), "another time is another layer, built from today's source")
+	require.NotEqual(t, built, opmLayerFile(t, later), "another time is another layer, built from opm's changed source")
 
 	rebuilt, err := alone.opmLayer(ctx, host, when)
 	require.NoError(t, err)
