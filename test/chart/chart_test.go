@@ -51,8 +51,14 @@ func find[T any](t *testing.T, objs []*unstructured.Unstructured, kind string, n
 		}
 	}
 	require.Len(t, found, 1, "one %s %v", kind, name)
+	return convert[T](t, found[0])
+}
+
+// convert converts an object as rendered to T.
+func convert[T any](t *testing.T, o *unstructured.Unstructured) *T {
+	t.Helper()
 	out := new(T)
-	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(found[0].Object, out))
+	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, out))
 	return out
 }
 
@@ -71,11 +77,12 @@ func readYAML(t *testing.T, path string, out any) {
 	require.NoError(t, yaml.Unmarshal(raw, out))
 }
 
-func TestTheChartLintsCleanWithEveryCertificateSource(t *testing.T) {
+func TestTheChartLintsClean(t *testing.T) {
 	for _, vals := range []map[string]any{
 		nil,
 		{"certificates": map[string]any{"source": "cert-manager"}},
 		{"monitoring": map[string]any{"serviceMonitor": map[string]any{"enabled": true}, "prometheusRule": map[string]any{"enabled": true}}},
+		{"watchNamespaces": []any{"team-a", "team-b"}},
 	} {
 		assert.Empty(t, chart.Lint(vals), "helm lint --strict with %v", vals)
 	}
@@ -328,6 +335,9 @@ func TestBadValuesAreRefusedByName(t *testing.T) {
 		{`manager: {resources: {limits: {memory: 256}}}`, "/manager/resources/limits/memory"},
 		{`crds: {keep: "yes"}`, "/crds/keep"},
 		{`certificates: {certManager: {issuerRef: {kind: Secret}}}`, "/certificates/certManager/issuerRef/kind"},
+		{`watchNamespaces: team-a`, "/watchNamespaces"},
+		{`watchNamespaces: [team-a, Team_B]`, "/watchNamespaces/1"},
+		{`watchNamespaces: [team-a, team-a]`, "/watchNamespaces"},
 	} {
 		var vals map[string]any
 		require.NoError(t, yaml.Unmarshal([]byte(tc.vals), &vals))
