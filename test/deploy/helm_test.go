@@ -13,6 +13,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -24,13 +25,17 @@ import (
 const (
 	helmNamespace = "app-operator"
 	helmRelease   = "app-operator"
+	// elsewhere is a namespace the release does not serve while narrowed to the sample's.
+	elsewhere = "elsewhere"
 )
 
 // TestTheHelmChartInstallsUpgradesRollsBackAndUninstalls takes a release of the chart
 // through its life as helm does: install, then an App Available on the real node; an upgrade
-// that changes a flag and rotates the certificate; a rollback; an uninstall. The App is served
-// throughout, its workload's pod template never changes, and the uninstall leaves only the CRD
-// (kept on purpose: deleting it would delete every App and its workload).
+// that changes a flag, rotates the certificate and narrows the release to the App's namespace
+// (watchNamespaces), leaving an App elsewhere alone; a rollback, after which that App is
+// served too; an uninstall. The first App is served throughout, its workload's pod template
+// never changes, and the uninstall leaves only the CRD (kept on purpose: deleting it would
+// delete every App and its workload).
 func TestTheHelmChartInstallsUpgradesRollsBackAndUninstalls(t *testing.T) {
 	ctx := context.Background()
 	c := startCluster(t)
@@ -46,11 +51,12 @@ func TestTheHelmChartInstallsUpgradesRollsBackAndUninstalls(t *testing.T) {
 	template := podTemplate(t, c, app)
 	first := servingSecret(t, c)
 
-	// Upgrade: a flag of the manager's, and a new certificate.
+	// Upgrade: a flag of the manager's, a new certificate, and the sample's namespace only.
 	start = time.Now()
 	_, err = h.Upgrade(ctx, helmRelease, map[string]any{
-		"manager":      map[string]any{"extraArgs": []any{"--sync-period=1h"}},
-		"certificates": map[string]any{"rotate": true},
+		"manager":         map[string]any{"extraArgs": []any{"--sync-period=1h"}},
+		"certificates":    map[string]any{"rotate": true},
+		"watchNamespaces": []any{app.Namespace},
 	}, 5*time.Minute)
 	require.NoError(t, err)
 	t.Logf("helm upgrade: ready in %.1fs", time.Since(start).Seconds())
@@ -61,14 +67,26 @@ func TestTheHelmChartInstallsUpgradesRollsBackAndUninstalls(t *testing.T) {
 	// kubelet brings the new certificate to the pods.
 	require.Equal(t, []string{subject(t, rotated.Data["ca.crt"]), subject(t, first.Data["ca.crt"])}, caBundleSubjects(t, c))
 	scale(t, c, app, 3)
+	// Narrowed to the sample's namespace, the release leaves an App elsewhere alone, and its
+	// manager may not read Apps or their workloads there.
+	require.NoError(t, c.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: elsewhere}}))
+	alone, err := c.CheckLeftAlone(ctx, elsewhere, 15*time.Second)
+	require.NoError(t, err)
+	for ns, want := range map[string]bool{app.Namespace: true, elsewhere: false} {
+		may, err := c.MayAccess(ctx, helmNamespace, "app-operator-controller-manager", ns)
+		require.NoError(t, err)
+		require.Equal(t, want, may, "the manager may read Apps and Deployments in %s", ns)
+	}
 
-	// Rollback to the first revision: its flags and its certificate.
+	// Rollback to the first revision: its flags, its certificate, and every namespace: the App
+	// left alone is served now, as it was written.
 	start = time.Now()
 	require.NoError(t, h.Rollback(helmRelease, 1, 5*time.Minute))
 	t.Logf("helm rollback: ready in %.1fs", time.Since(start).Seconds())
 	require.NotContains(t, managerArgs(t, c, manager), "--sync-period=1h")
 	require.Equal(t, first.Data, servingSecret(t, c).Data)
 	scale(t, c, app, 2)
+	require.NoError(t, c.WaitForAppAvailable(ctx, client.ObjectKeyFromObject(alone), 2*time.Minute))
 	assert.Equal(t, template, podTemplate(t, c, app), "App Operator's upgrade and rollback left the workload's pods alone")
 
 	// Uninstall: nothing of the release is left but the CRD, and with it the App and its

@@ -7,13 +7,9 @@ import (
 
 	"github.com/blang/semver/v4"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appv1 "github.com/mycompany/app-operator/api/v1"
@@ -105,83 +101,30 @@ func assertRollbackRefused(t *testing.T, c *localcluster.Cluster, in install, re
 	require.Contains(t, refused.Status.Message, string(in.mode)+" InstallModeType not supported")
 
 	for _, ns := range in.targets {
-		key := client.ObjectKey{Namespace: ns, Name: webName}
+		key := client.ObjectKey{Namespace: ns, Name: localcluster.ScopeAppName}
 		require.NoError(t, c.Client.Get(ctx, key, &appv1.App{}))
 		require.NoError(t, c.Client.Get(ctx, key, &appsv1.Deployment{}), "the workload stays")
 	}
 }
 
-// newApp is an App whose pods run on the fake nodes.
-func newApp(ns, name, image string) *appv1.App {
-	app := &appv1.App{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: appv1.AppSpec{Image: image, Replicas: ptr.To(int32(1))}}
-	localcluster.OnFakeNodes(&app.Spec)
-	return app
-}
-
-// badImage is refused by the validating webhook, not by the CRD's schema.
-const badImage = "registry.example.com/web:not a tag"
-
-// webName names the App each check creates in a namespace.
-const webName = "web"
-
-// createWeb creates a valid App in ns and returns it as admitted.
-func createWeb(t *testing.T, c *localcluster.Cluster, ns string) *appv1.App {
-	t.Helper()
-	app := newApp(ns, webName, "registry.example.com/team/web:1.0")
-	require.NoError(t, c.Client.Create(context.Background(), app))
-	return app
-}
-
 // assertServed checks that an App in ns is defaulted, validated and reconciled.
 func assertServed(t *testing.T, c *localcluster.Cluster, ns string) {
 	t.Helper()
-	ctx := context.Background()
-	app := createWeb(t, c, ns)
-	require.NotNil(t, app.Spec.SecurityContext, "the defaulting webhook filled in the restricted security context")
-	require.NoError(t, c.WaitForAppAvailable(ctx, client.ObjectKeyFromObject(app), 2*time.Minute))
-	require.NoError(t, c.Client.Get(ctx, client.ObjectKeyFromObject(app), &appsv1.Deployment{}))
-
-	err := c.Client.Create(ctx, newApp(ns, "bad", badImage))
-	require.True(t, apierrors.IsInvalid(err), "want the validating webhook's refusal, got %v", err)
-	require.Contains(t, err.Error(), "spec.image")
+	require.NoError(t, c.CheckServed(context.Background(), ns))
 }
 
 // assertLeftAlone checks that no webhook sees an App in ns, and no controller reconciles it.
 func assertLeftAlone(t *testing.T, c *localcluster.Cluster, ns string) {
 	t.Helper()
-	ctx := context.Background()
-	app := createWeb(t, c, ns)
-	require.Nil(t, app.Spec.SecurityContext, "no defaulting webhook")
-	require.NoError(t, c.Client.Create(ctx, newApp(ns, "bad", badImage)), "no validating webhook")
-
-	assert.Never(t, func() bool {
-		got := &appv1.App{}
-		if err := c.Client.Get(ctx, client.ObjectKeyFromObject(app), got); err != nil {
-			return true // reported as touched: the App should be there, as it was made
-		}
-		err := c.Client.Get(ctx, client.ObjectKeyFromObject(app), &appsv1.Deployment{})
-		return got.Status.ObservedGeneration != 0 || len(got.Status.Conditions) > 0 || !apierrors.IsNotFound(err)
-	}, 15*time.Second, time.Second, "an App in %s gets a status or a Deployment", ns)
+	_, err := c.CheckLeftAlone(context.Background(), ns, 15*time.Second)
+	require.NoError(t, err)
 }
 
 // assertAccess checks, as an install's ServiceAccount, whether it may read Apps and
 // Deployments in ns.
 func assertAccess(t *testing.T, c *localcluster.Cluster, in install, ns string, want bool) {
 	t.Helper()
-	cfg := rest.CopyConfig(c.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{
-		UserName: "system:serviceaccount:" + in.namespace + ":" + localcluster.DeploymentName,
-		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + in.namespace, "system:authenticated"},
-	}
-	sa, err := client.New(cfg, client.Options{Scheme: c.Client.Scheme()})
+	got, err := c.MayAccess(context.Background(), in.namespace, localcluster.DeploymentName, ns)
 	require.NoError(t, err)
-	for _, list := range []client.ObjectList{&appv1.AppList{}, &appsv1.DeploymentList{}} {
-		err := sa.List(context.Background(), list, client.InNamespace(ns))
-		if want {
-			require.NoError(t, err, "%s install's ServiceAccount in %s", in.mode, ns)
-		} else {
-			require.True(t, apierrors.IsForbidden(err), "%s install's ServiceAccount in %s: want 403, got %v", in.mode, ns, err)
-		}
-	}
+	require.Equal(t, want, got, "%s install's ServiceAccount may read Apps and Deployments in %s", in.mode, ns)
 }
