@@ -10,8 +10,8 @@
 //     the catalog, subscription.go subscribes, approves and uninstalls;
 //   - manager.go, restart.go: App Operator's manager pods as OLM runs them, their restarts and
 //     crashes, and kube-apiserver's;
-//   - apps.go, probe.go, metrics.go, token.go, monitoring.go, scorecard.go, variant.go: what the
-//     suites check with.
+//   - apps.go, probe.go, metrics.go, token.go, monitoring.go, scorecard.go, variant.go, and
+//     scope.go (which namespaces an install serves): what the suites check with.
 //
 // Every component writes its log under the cluster's directory, which is kept when a test
 // fails; teardown.go checks that nothing of the cluster stays on the machine. The e2e suites,
