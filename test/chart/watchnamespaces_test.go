@@ -24,7 +24,7 @@ import (
 // what it needs cluster-wide or in its own namespace is bound as in the default release.
 func TestWatchNamespacesScopeTheWebhooksTheControllersAndTheRights(t *testing.T) {
 	targets := []string{"team-a", "team-b"}
-	others := []string{namespace, "default", "team-c"}
+	all := append(slices.Clone(targets), namespace, "default", "team-c")
 	everywhere, everywhereNotes, err := chart.Render(nil, namespace)
 	require.NoError(t, err)
 	scoped, notes, err := chart.Render(map[string]any{"watchNamespaces": []any{"team-a", "team-b"}}, namespace)
@@ -37,7 +37,7 @@ func TestWatchNamespacesScopeTheWebhooksTheControllersAndTheRights(t *testing.T)
 		env    []corev1.EnvVar
 		served []string
 	}{
-		"every namespace": {objs: everywhere, served: append(slices.Clone(targets), others...)},
+		"every namespace": {objs: everywhere, served: all},
 		"two namespaces": {objs: scoped, served: targets,
 			env: []corev1.EnvVar{{Name: "APP_OPERATOR_WATCH_NAMESPACES", Value: "team-a,team-b"}}},
 	} {
@@ -56,13 +56,13 @@ func TestWatchNamespacesScopeTheWebhooksTheControllersAndTheRights(t *testing.T)
 			}
 			require.NotEmpty(t, selectors)
 			for _, s := range selectors {
-				for _, ns := range append(slices.Clone(targets), others...) {
+				for _, ns := range all {
 					assert.Equal(t, slices.Contains(tc.served, ns), admits(t, s, ns), "a webhook admits Apps in %s", ns)
 				}
 			}
 
 			clusterWide, bound := managerRuleBindings(t, tc.objs)
-			for _, ns := range append(slices.Clone(targets), others...) {
+			for _, ns := range all {
 				assert.Equal(t, slices.Contains(tc.served, ns), clusterWide || slices.Contains(bound, ns),
 					"the manager may touch Apps and their workloads in %s", ns)
 			}
