@@ -30,7 +30,9 @@ func TestWatchNamespacesScopeTheWebhooksTheControllersAndTheRights(t *testing.T)
 	scoped, notes, err := chart.Render(map[string]any{"watchNamespaces": []any{"team-a", "team-b"}}, namespace)
 	require.NoError(t, err)
 	assert.Contains(t, notes, "It serves the Apps of team-a, team-b only")
+	assert.Contains(t, notes, "kubectl -n team-a apply -f -", "the example App goes where it is served")
 	assert.NotContains(t, everywhereNotes, "It serves the Apps of")
+	assert.Contains(t, everywhereNotes, "kubectl apply -f -")
 
 	for name, tc := range map[string]struct {
 		objs   []*unstructured.Unstructured
