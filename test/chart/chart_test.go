@@ -189,9 +189,7 @@ func TestTheChartServesWhatMakeManifestsGenerates(t *testing.T) {
 	require.NoError(t, err)
 	for _, doc := range docs {
 		if doc.GetKind() == "MutatingWebhookConfiguration" {
-			var m admissionregistrationv1.MutatingWebhookConfiguration
-			require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(doc.Object, &m))
-			want = m.Webhooks
+			want = convert[admissionregistrationv1.MutatingWebhookConfiguration](t, doc).Webhooks
 		}
 	}
 	mutating := find[admissionregistrationv1.MutatingWebhookConfiguration](t, objs, "MutatingWebhookConfiguration")

@@ -97,20 +97,30 @@ func admits(t *testing.T, s *metav1.LabelSelector, ns string) bool {
 	return sel.Matches(labels.Set{corev1.LabelMetadataName: ns})
 }
 
+// bindings are the rendered RoleBindings and ClusterRoleBindings, each as a RoleBinding (of
+// its own kind): a ClusterRoleBinding's has no namespace.
+func bindings(t *testing.T, objs []*unstructured.Unstructured) []*rbacv1.RoleBinding {
+	t.Helper()
+	var out []*rbacv1.RoleBinding
+	for _, o := range objs {
+		if o.GetKind() == "RoleBinding" || o.GetKind() == "ClusterRoleBinding" {
+			out = append(out, convert[rbacv1.RoleBinding](t, o))
+		}
+	}
+	return out
+}
+
 // managerRuleBindings says where the manager's ServiceAccount is bound to the ClusterRole of
 // its rules for Apps and their workloads: cluster-wide, and in which namespaces.
 func managerRuleBindings(t *testing.T, objs []*unstructured.Unstructured) (clusterWide bool, namespaces []string) {
 	t.Helper()
-	for _, o := range objs {
-		switch o.GetKind() {
-		case "ClusterRoleBinding":
-			b := convert[rbacv1.ClusterRoleBinding](t, o)
-			clusterWide = clusterWide || (b.RoleRef == managerRule && bindsManager(b.Subjects))
-		case "RoleBinding":
-			b := convert[rbacv1.RoleBinding](t, o)
-			if b.RoleRef == managerRule && bindsManager(b.Subjects) {
-				namespaces = append(namespaces, b.Namespace)
-			}
+	for _, b := range bindings(t, objs) {
+		switch {
+		case b.RoleRef != managerRule || !bindsManager(b.Subjects):
+		case b.Namespace == "":
+			clusterWide = true
+		default:
+			namespaces = append(namespaces, b.Namespace)
 		}
 	}
 	return clusterWide, namespaces
@@ -124,18 +134,9 @@ var managerRule = rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole"
 func otherBindings(t *testing.T, objs []*unstructured.Unstructured) []string {
 	t.Helper()
 	var out []string
-	for _, o := range objs {
-		var ref rbacv1.RoleRef
-		switch o.GetKind() {
-		case "ClusterRoleBinding":
-			ref = convert[rbacv1.ClusterRoleBinding](t, o).RoleRef
-		case "RoleBinding":
-			ref = convert[rbacv1.RoleBinding](t, o).RoleRef
-		default:
-			continue
-		}
-		if ref != managerRule {
-			out = append(out, o.GetKind()+" "+o.GetNamespace()+" "+ref.Kind+"/"+ref.Name)
+	for _, b := range bindings(t, objs) {
+		if b.RoleRef != managerRule {
+			out = append(out, b.Kind+" "+b.Namespace+" "+b.RoleRef.Kind+"/"+b.RoleRef.Name)
 		}
 	}
 	require.NotEmpty(t, out)
