@@ -1,0 +1,117 @@
+package controllers_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appv1 "github.com/mycompany/app-operator/api/v1"
+	"github.com/mycompany/app-operator/internal/envtest"
+)
+
+// A Deployment the API server refuses, here by a cluster's admission policy on images, stalls
+// the App with the API server's reason, which names the field; the operator does not retry
+// until the App changes, and a change that the policy allows rolls out.
+func TestAChildTheAPIServerRefusesStallsTheAppNamingTheField(t *testing.T) {
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	const refusal = "spec.template.spec.containers[0].image: images of blocked.example.com may not run here"
+	refuseImages(t, ns, "blocked.example.com/", refusal)
+
+	app := newApp(ns, "web")
+	app.Spec.Image = "blocked.example.com/web:1.0"
+	require.NoError(t, env.Client.Create(ctx, app))
+	envtest.Eventually(t, func(c *require.Assertions) {
+		get(c, app, app)
+		c.Equal(app.Generation, app.Status.ObservedGeneration)
+		stalled := meta.FindStatusCondition(app.Status.Conditions, appv1.ConditionStalled)
+		c.NotNil(stalled)
+		c.Equal(metav1.ConditionTrue, stalled.Status)
+		c.Equal(appv1.ReasonReconcileError, stalled.Reason)
+		c.Contains(stalled.Message, refusal)
+		c.Contains(eventMessages(t, app, "ApplyFailed"), stalled.Message)
+	})
+	absent(require.New(t), app, &appsv1.Deployment{})
+
+	// Retrying cannot help: no reconcile runs, and nothing is written, until the App changes.
+	envtest.WaitIdle(t)
+	writes, reconciles := env.Writes.Load(), envtest.Reconciles()
+	require.Never(t, func() bool { return envtest.Reconciles() != reconciles }, 2*time.Second, 50*time.Millisecond,
+		"the refused App is reconciled again though nothing changed")
+	require.Equal(t, writes, env.Writes.Load(), "no write while nothing changed")
+
+	env.Update(t, app, func() { app.Spec.Image = "registry.example.com/web:2.0" })
+	deploymentImage(t, app, "registry.example.com/web:2.0")
+	envtest.Eventually(t, func(c *require.Assertions) {
+		get(c, app, app)
+		c.Equal(app.Generation, app.Status.ObservedGeneration)
+		c.True(meta.IsStatusConditionFalse(app.Status.Conditions, appv1.ConditionStalled))
+	})
+}
+
+// refuseImages makes the API server refuse, in one namespace, every Deployment with an image
+// whose reference starts with prefix, with message, as an admission policy of the cluster's
+// administrators would. It returns once the policy is in force.
+func refuseImages(t *testing.T, ns, prefix, message string) {
+	t.Helper()
+	ctx := context.Background()
+	name := "refuse-images-" + ns
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{"apps"}, APIVersions: []string{"v1"}, Resources: []string{"deployments"}},
+				},
+			}}},
+			Validations: []admissionregistrationv1.Validation{{
+				Expression: fmt.Sprintf("object.spec.template.spec.containers.all(c, !c.image.startsWith(%q))", prefix),
+				Message:    message,
+				Reason:     ptr.To(metav1.StatusReasonInvalid),
+			}},
+		},
+	}
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        name,
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
+				MatchLabels: map[string]string{corev1.LabelMetadataName: ns},
+			}},
+		},
+	}
+	for _, obj := range []client.Object{policy, binding} {
+		require.NoError(t, env.Client.Create(ctx, obj))
+		t.Cleanup(func() { require.NoError(t, env.Client.Delete(context.Background(), obj)) })
+	}
+
+	// The API server compiles a new policy in the background: a dry run shows when it refuses.
+	probe := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "policy-probe"},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "probe"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "probe"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "probe", Image: prefix + "probe:1"}}},
+			},
+		},
+	}
+	envtest.Eventually(t, func(c *require.Assertions) {
+		err := env.Client.Create(ctx, probe.DeepCopy(), client.DryRunAll)
+		c.Truef(apierrors.IsInvalid(err), "the policy refuses the probe as invalid: %v", err)
+	})
+}
