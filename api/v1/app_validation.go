@@ -7,6 +7,7 @@ import (
 
 	"github.com/distribution/reference"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -61,6 +62,12 @@ func Validate(app *App) field.ErrorList {
 	// Map fields are checked in map order; sort so that the same App always gets the same message.
 	slices.SortStableFunc(errs, func(a, b *field.Error) int { return strings.Compare(a.Error(), b.Error()) })
 	return errs
+}
+
+// Invalid is the API's refusal of an App, naming every field at fault: what the webhooks
+// answer, and what the reconciler reports of an App stored without them.
+func Invalid(name string, errs field.ErrorList) *apierrors.StatusError {
+	return apierrors.NewInvalid(GroupVersion.WithKind("App").GroupKind(), name, errs)
 }
 
 func validateImage(image string, path *field.Path) field.ErrorList {

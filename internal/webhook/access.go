@@ -41,7 +41,7 @@ const defaultServiceAccount = "default"
 func requiredAccess(op admissionv1.Operation, old, app *appv1.App) []access {
 	verb := "create"
 	if op == admissionv1.Update {
-		if old != nil && equality.Semantic.DeepEqual(old.Spec, app.Spec) {
+		if specUnchanged(old, app) {
 			return nil
 		}
 		verb = "update"
@@ -57,6 +57,17 @@ func requiredAccess(op admissionv1.Operation, old, app *appv1.App) []access {
 		})
 	}
 	return need
+}
+
+// specUnchanged says whether an update leaves the App's spec as it was, defaults aside: the
+// defaulting webhook fills them in on the first update of an App stored without it.
+func specUnchanged(old, app *appv1.App) bool {
+	if old == nil {
+		return false
+	}
+	was := old.DeepCopy()
+	appv1.SetDefaults(was)
+	return equality.Semantic.DeepEqual(was.Spec, app.Spec)
 }
 
 // authorize asks the API server whether user has every access, and refuses with a 403 naming

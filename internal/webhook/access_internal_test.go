@@ -28,7 +28,11 @@ func TestRequiredAccess(t *testing.T) {
 		{"a changed spec", admissionv1.Update, app("nginx", ""), app("nginx:2", ""), []string{"spec: update deployments.apps in namespace shop"}},
 		{"a changed spec of an App with an account", admissionv1.Update, app("nginx", "deployer"), app("nginx:2", "deployer"), []string{
 			"spec: update deployments.apps in namespace shop", "spec.serviceAccountName: use serviceaccounts deployer in namespace shop"}},
-		{"an unchanged spec", admissionv1.Update, app("nginx", "deployer"), app("nginx", "deployer"), nil},
+		// The defaulting webhook has filled in the defaults of the App updated.
+		{"an unchanged spec", admissionv1.Update, defaulted(app("nginx", "deployer")), defaulted(app("nginx", "deployer")), nil},
+		{"an App stored without defaults, which the update adds", admissionv1.Update, app("nginx", "deployer"), defaulted(app("nginx", "deployer")), nil},
+		{"an App stored without defaults, whose spec the update changes", admissionv1.Update, app("nginx", ""), defaulted(app("nginx:2", "")), []string{
+			"spec: update deployments.apps in namespace shop"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -39,4 +43,9 @@ func TestRequiredAccess(t *testing.T) {
 			require.Equal(t, tc.want, got)
 		})
 	}
+}
+
+func defaulted(app *appv1.App) *appv1.App {
+	appv1.SetDefaults(app)
+	return app
 }

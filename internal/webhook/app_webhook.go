@@ -5,7 +5,6 @@ import (
 	"context"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -68,20 +67,21 @@ func (AppWebhook) ValidateDelete(context.Context, *appv1.App) (admission.Warning
 	return nil, nil
 }
 
-// validate refuses an invalid App, then one whose requester lacks a permission it needs.
+// validate refuses an invalid App, then one whose requester lacks a permission it needs. An
+// update that leaves the spec as it was passes unchecked: it cannot make the App any less
+// valid, and an App stored while no webhook served its namespace must still take labels, and
+// lose its finalizers when it is deleted.
 func (w AppWebhook) validate(ctx context.Context, old, app *appv1.App) (admission.Warnings, error) {
+	if specUnchanged(old, app) {
+		return nil, nil
+	}
 	warnings := appv1.Warnings(app)
 	if errs := appv1.Validate(app); len(errs) > 0 {
-		return warnings, invalid(app.Name, errs)
+		return warnings, appv1.Invalid(app.Name, errs)
 	}
 	req, err := admission.RequestFromContext(ctx)
 	if err != nil {
 		return warnings, apierrors.NewInternalError(err)
 	}
 	return warnings, authorize(ctx, w.Client, req.UserInfo, app, requiredAccess(req.Operation, old, app))
-}
-
-// invalid is the API's refusal of an App, naming every field at fault.
-func invalid(name string, errs field.ErrorList) *apierrors.StatusError {
-	return apierrors.NewInvalid(appv1.GroupVersion.WithKind("App").GroupKind(), name, errs)
 }

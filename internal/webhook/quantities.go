@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	appv1 "github.com/mycompany/app-operator/api/v1"
 )
 
 // quantityChecker refuses an App whose resource quantities do not parse, naming each field,
@@ -53,7 +55,7 @@ func (q quantityChecker) Handle(ctx context.Context, req admission.Request) admi
 	if len(errs) == 0 {
 		return q.next.Handle(ctx, req)
 	}
-	status := invalid(obj.Metadata.Name, errs).ErrStatus
+	status := appv1.Invalid(obj.Metadata.Name, errs).ErrStatus
 	return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &status}}
 }
 

@@ -42,7 +42,7 @@ func (g scaleGuard) Handle(ctx context.Context, req admission.Request) admission
 	if app.Spec.Autoscaling == nil {
 		return admission.Allowed("")
 	}
-	refused := invalid(app.Name, field.ErrorList{field.Forbidden(field.NewPath("spec", "replicas"),
+	refused := appv1.Invalid(app.Name, field.ErrorList{field.Forbidden(field.NewPath("spec", "replicas"),
 		"spec.autoscaling is set, so the App's HorizontalPodAutoscaler owns the replica count: change spec.autoscaling.minReplicas or spec.autoscaling.maxReplicas instead")}).ErrStatus
 	return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &refused}}
 }

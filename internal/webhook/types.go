@@ -47,7 +47,7 @@ func (c typeChecker) Handle(ctx context.Context, req admission.Request) admissio
 	}
 	meta, _ := obj["metadata"].(map[string]any)
 	name, _ := meta["name"].(string)
-	status := invalid(name, errs).ErrStatus
+	status := appv1.Invalid(name, errs).ErrStatus
 	return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &status}}
 }
 
