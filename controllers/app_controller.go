@@ -109,7 +109,13 @@ func (r *AppReconciler) reconcile(ctx context.Context, req ctrl.Request) (time.D
 	specTemplate := desired.TemplateHash(&objs.Deployment.Spec.Template)
 	var observed status.Observed
 	awaiting := false
-	if err := r.holdRollback(ctx, app, objs.Deployment, specTemplate); err != nil {
+	if err := validate(app); err != nil {
+		// Its children stay as they are until the App is valid.
+		observed.Err, observed.Blocked = err, true
+		if !reported(app, err) {
+			r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, ReasonInvalid, "Validate", "%v", err)
+		}
+	} else if err := r.holdRollback(ctx, app, objs.Deployment, specTemplate); err != nil {
 		observed.Err, observed.Blocked = err, blocked(err)
 	} else {
 		observed, awaiting = r.applyChildren(ctx, app, objs)

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appv1 "github.com/mycompany/app-operator/api/v1"
+	"github.com/mycompany/app-operator/controllers"
 	"github.com/mycompany/app-operator/internal/envtest"
 )
 
@@ -44,15 +45,57 @@ func TestAChildTheAPIServerRefusesStallsTheAppNamingTheField(t *testing.T) {
 	})
 	absent(require.New(t), app, &appsv1.Deployment{})
 
-	// Retrying cannot help: no reconcile runs, and nothing is written, until the App changes.
+	requireNoRetry(t)
+
+	env.Update(t, app, func() { app.Spec.Image = "registry.example.com/web:2.0" })
+	requireRecovered(t, app, "registry.example.com/web:2.0")
+}
+
+// An invalid App that no webhook checked, stored while none served its namespace, stalls
+// naming every field at fault, and nothing of it is applied until it is valid.
+func TestAnAppNoWebhookCheckedIsValidatedBeforeAnythingIsApplied(t *testing.T) {
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	env.WithoutWebhooks(t, ns)
+
+	app := &appv1.App{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+		Spec: appv1.AppSpec{Image: "registry.example.com/web:not a tag", PodLabels: map[string]string{appv1.LabelInstance: "other"}}}
+	require.NoError(t, env.Client.Create(ctx, app))
+	const want = `App.mycompany.com "web" is invalid: [spec.image: Invalid value: "registry.example.com/web:not a tag": not a valid image reference: invalid reference format, spec.podLabels[app.kubernetes.io/instance]: Forbidden: is set by the operator to select the App's pods]`
+	envtest.Eventually(t, func(c *require.Assertions) {
+		get(c, app, app)
+		c.Equal(app.Generation, app.Status.ObservedGeneration)
+		stalled := meta.FindStatusCondition(app.Status.Conditions, appv1.ConditionStalled)
+		c.NotNil(stalled)
+		c.Equal(metav1.ConditionTrue, stalled.Status)
+		c.Equal(want, stalled.Message)
+		c.Equal([]string{want}, eventMessages(t, app, controllers.ReasonInvalid))
+	})
+	for _, child := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}} {
+		absent(require.New(t), app, child)
+	}
+	requireNoRetry(t)
+
+	env.Update(t, app, func() { app.Spec.Image, app.Spec.PodLabels = "registry.example.com/web:1.0", nil })
+	requireRecovered(t, app, "registry.example.com/web:1.0")
+	get(require.New(t), app, &corev1.Service{})
+}
+
+// requireNoRetry checks that once the App controller is idle, no reconcile runs and nothing
+// is written while nothing changes: a refused App waits for a change.
+func requireNoRetry(t *testing.T) {
+	t.Helper()
 	envtest.WaitIdle(t)
 	writes, reconciles := env.Writes.Load(), envtest.Reconciles()
 	require.Never(t, func() bool { return envtest.Reconciles() != reconciles }, 2*time.Second, 50*time.Millisecond,
-		"the refused App is reconciled again though nothing changed")
+		"the App is reconciled again though nothing changed")
 	require.Equal(t, writes, env.Writes.Load(), "no write while nothing changed")
+}
 
-	env.Update(t, app, func() { app.Spec.Image = "registry.example.com/web:2.0" })
-	deploymentImage(t, app, "registry.example.com/web:2.0")
+// requireRecovered waits until the App's Deployment runs image and the App no longer stalls.
+func requireRecovered(t *testing.T, app *appv1.App, image string) {
+	t.Helper()
+	deploymentImage(t, app, image)
 	envtest.Eventually(t, func(c *require.Assertions) {
 		get(c, app, app)
 		c.Equal(app.Generation, app.Status.ObservedGeneration)
