@@ -229,16 +229,28 @@ uninstall: manifests kustomize ## Remove the CRD, and with it every App, from th
 # writes one), which make deploy puts into Secrets (config/certificates).
 CERT_DIR ?=
 
+# WATCH_NAMESPACES (team-a,team-b) limits the manager to those namespaces' Apps
+# (config/watch-namespaces); empty, it serves every namespace.
+WATCH_NAMESPACES ?=
+WATCHED_BINDINGS := app.kubernetes.io/name=app-operator,app.kubernetes.io/component=watched-namespace
+
 .PHONY: deploy
-deploy: manifests kustomize $(KUBECTL) ## Deploy the operator (image IMG) to the cluster in your kubeconfig, with cert-manager's certificate, or with CERT_DIR's.
+deploy: manifests kustomize $(KUBECTL) ## Deploy the operator (image IMG) to the cluster in your kubeconfig, with cert-manager's certificate, or with CERT_DIR's; for WATCH_NAMESPACES only, when set.
 	$(MAKE) --no-print-directory -s -o manifests deploy-manifests | $(KUBECTL) apply --server-side -f -
+	@# kubectl apply leaves what an earlier make deploy applied and this one does not: the
+	@# manager's bindings of another scope go, once the new ones are in place.
+	$(KUBECTL) delete rolebindings --all-namespaces --ignore-not-found -l $(WATCHED_BINDINGS) \
+		$(if $(WATCH_NAMESPACES),--field-selector "$$(echo '$(WATCH_NAMESPACES)' | sed 's/^/metadata.namespace!=/; s/,/,metadata.namespace!=/g')")
+ifneq ($(WATCH_NAMESPACES),)
+	$(KUBECTL) delete clusterrolebinding app-operator-manager-rolebinding --ignore-not-found
+endif
 
 # The manager's image as config/manager names it: make bundle keeps it at v$(VERSION).
 CONFIG_IMAGE = $(shell awk '$$1 == "newName:" { n = $$2 } $$1 == "newTag:" { t = $$2 } END { print n ":" t }' config/manager/kustomization.yaml)
 DEPLOY_DIR := $(CURDIR)/.cache/deploy-manifests
 
 .PHONY: deploy-manifests
-deploy-manifests: manifests kustomize $(KUBECTL) ## Print what make deploy applies: config/default with the manager's image set to IMG (and CERT_DIR's certificate), in an overlay under .cache (the tree stays clean).
+deploy-manifests: manifests kustomize $(KUBECTL) ## Print what make deploy applies: config/default with the manager's image set to IMG (and CERT_DIR's certificate, and WATCH_NAMESPACES), in an overlay under .cache (the tree stays clean).
 	@rm -rf $(DEPLOY_DIR) && mkdir -p $(DEPLOY_DIR)
 	@printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../../config/default\n' > $(DEPLOY_DIR)/kustomization.yaml
 	@cd $(DEPLOY_DIR) && $(KUSTOMIZE) edit set image $(firstword $(subst :, ,$(CONFIG_IMAGE)))=$(IMG)
@@ -249,10 +261,14 @@ ifneq ($(CERT_DIR),)
 	done > $(DEPLOY_DIR)/certificates.yaml
 	@cd $(DEPLOY_DIR) && $(KUSTOMIZE) edit add resource certificates.yaml && $(KUSTOMIZE) edit add component ../../config/certificates
 endif
+ifneq ($(WATCH_NAMESPACES),)
+	@hack/watch-namespaces.sh '$(WATCH_NAMESPACES)' > $(DEPLOY_DIR)/watch-namespaces.yaml
+	@cd $(DEPLOY_DIR) && $(KUSTOMIZE) edit add resource watch-namespaces.yaml && $(KUSTOMIZE) edit add component ../../config/watch-namespaces
+endif
 	@$(KUSTOMIZE) build $(DEPLOY_DIR)
 
 .PHONY: undeploy
-undeploy: kustomize $(KUBECTL) ## Remove every App and its workload, then what make deploy applied (the same IMG and CERT_DIR), the CRD too.
+undeploy: kustomize $(KUBECTL) ## Remove every App and its workload, then what make deploy applied (the same IMG, CERT_DIR and WATCH_NAMESPACES), the CRD too.
 	@# Apps first, each once the garbage collector has removed its children (foreground): deleted
 	@# with the CRD, an App's children could outlive it, as the collector cannot look up an owner
 	@# of a kind no longer served.

@@ -72,11 +72,7 @@ func TestTheHelmChartInstallsUpgradesRollsBackAndUninstalls(t *testing.T) {
 	require.NoError(t, c.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: elsewhere}}))
 	alone, err := c.CheckLeftAlone(ctx, elsewhere, 15*time.Second)
 	require.NoError(t, err)
-	for ns, want := range map[string]bool{app.Namespace: true, elsewhere: false} {
-		may, err := c.MayAccess(ctx, helmNamespace, "app-operator-controller-manager", ns)
-		require.NoError(t, err)
-		require.Equal(t, want, may, "the manager may read Apps and Deployments in %s", ns)
-	}
+	requireAccess(t, c, helmNamespace, map[string]bool{app.Namespace: true, elsewhere: false})
 
 	// Rollback to the first revision: its flags, its certificate, and every namespace: the App
 	// left alone is served now, as it was written.
