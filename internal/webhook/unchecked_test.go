@@ -39,16 +39,16 @@ func TestAnAppStoredUncheckedCanBeLabelledAndDeletedInTheForeground(t *testing.T
 
 	require.NoError(t, env.Client.Delete(ctx, app, client.PropagationPolicy(metav1.DeletePropagationForeground)))
 	// There is no garbage collector here: remove its finalizer, and the test's, as it would.
-	require.NoError(t, update(ctx, key, func(a *appv1.App) {
-		require.Contains(t, a.Finalizers, metav1.FinalizerDeleteDependents)
-		a.Finalizers = nil
-	}))
+	env.Update(t, app, func() {
+		require.Contains(t, app.Finalizers, metav1.FinalizerDeleteDependents)
+		app.Finalizers = nil
+	})
 	err = env.Client.Get(ctx, key, &appv1.App{})
 	require.True(t, apierrors.IsNotFound(err), "the App is gone: %v", err)
 }
 
 // update reads the App and writes it back changed, again when the operator wrote its status
-// in between.
+// in between, and returns the API server's answer (env.Update requires success).
 func update(ctx context.Context, key client.ObjectKey, change func(*appv1.App)) error {
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		app := &appv1.App{}
