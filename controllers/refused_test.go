@@ -33,12 +33,7 @@ func TestAChildTheAPIServerRefusesStallsTheAppNamingTheField(t *testing.T) {
 	app := newApp(ns, "web")
 	app.Spec.Image = "blocked.example.com/web:1.0"
 	require.NoError(t, env.Client.Create(ctx, app))
-	envtest.Eventually(t, func(c *require.Assertions) {
-		get(c, app, app)
-		c.Equal(app.Generation, app.Status.ObservedGeneration)
-		stalled := meta.FindStatusCondition(app.Status.Conditions, appv1.ConditionStalled)
-		c.NotNil(stalled)
-		c.Equal(metav1.ConditionTrue, stalled.Status)
+	requireStalled(t, app, func(c *require.Assertions, stalled *metav1.Condition) {
 		c.Equal(appv1.ReasonReconcileError, stalled.Reason)
 		c.Contains(stalled.Message, refusal)
 		c.Contains(eventMessages(t, app, "ApplyFailed"), stalled.Message)
@@ -62,12 +57,7 @@ func TestAnAppNoWebhookCheckedIsValidatedBeforeAnythingIsApplied(t *testing.T) {
 		Spec: appv1.AppSpec{Image: "registry.example.com/web:not a tag", PodLabels: map[string]string{appv1.LabelInstance: "other"}}}
 	require.NoError(t, env.Client.Create(ctx, app))
 	const want = `App.mycompany.com "web" is invalid: [spec.image: Invalid value: "registry.example.com/web:not a tag": not a valid image reference: invalid reference format, spec.podLabels[app.kubernetes.io/instance]: Forbidden: is set by the operator to select the App's pods]`
-	envtest.Eventually(t, func(c *require.Assertions) {
-		get(c, app, app)
-		c.Equal(app.Generation, app.Status.ObservedGeneration)
-		stalled := meta.FindStatusCondition(app.Status.Conditions, appv1.ConditionStalled)
-		c.NotNil(stalled)
-		c.Equal(metav1.ConditionTrue, stalled.Status)
+	requireStalled(t, app, func(c *require.Assertions, stalled *metav1.Condition) {
 		c.Equal(want, stalled.Message)
 		c.Equal([]string{want}, eventMessages(t, app, controllers.ReasonInvalid))
 	})
@@ -79,6 +69,20 @@ func TestAnAppNoWebhookCheckedIsValidatedBeforeAnythingIsApplied(t *testing.T) {
 	env.Update(t, app, func() { app.Spec.Image, app.Spec.PodLabels = "registry.example.com/web:1.0", nil })
 	requireRecovered(t, app, "registry.example.com/web:1.0")
 	get(require.New(t), app, &corev1.Service{})
+}
+
+// requireStalled waits until the App has observed its generation and stalls, and check passes
+// on its Stalled condition.
+func requireStalled(t *testing.T, app *appv1.App, check func(c *require.Assertions, stalled *metav1.Condition)) {
+	t.Helper()
+	envtest.Eventually(t, func(c *require.Assertions) {
+		get(c, app, app)
+		c.Equal(app.Generation, app.Status.ObservedGeneration)
+		stalled := meta.FindStatusCondition(app.Status.Conditions, appv1.ConditionStalled)
+		c.NotNil(stalled)
+		c.Equal(metav1.ConditionTrue, stalled.Status)
+		check(c, stalled)
+	})
 }
 
 // requireNoRetry checks that once the App controller is idle, no reconcile runs and nothing

@@ -278,13 +278,18 @@ func queued() float64 {
 // write the object (its status, say) between the read and the write.
 func (e *Environment) Update(t *testing.T, obj client.Object, mutate func()) {
 	t.Helper()
-	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	require.NoError(t, e.TryUpdate(obj, mutate))
+}
+
+// TryUpdate is Update for a write the API server may refuse: it returns the refusal.
+func (e *Environment) TryUpdate(obj client.Object, mutate func()) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if err := e.Client.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
 			return err
 		}
 		mutate()
 		return e.Client.Update(context.Background(), obj)
-	}))
+	})
 }
 
 // User is a client of the API server authenticated as a user with the given name and no

@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -33,7 +32,7 @@ func TestAnAppStoredUncheckedCanBeLabelledAndDeletedInTheForeground(t *testing.T
 
 	env.Update(t, app, func() { app.Labels = map[string]string{"team": "web"} })
 
-	err := update(ctx, key, func(a *appv1.App) { a.Spec.Replicas = ptr.To(int32(3)) })
+	err := env.TryUpdate(app, func() { app.Spec.Replicas = ptr.To(int32(3)) })
 	require.True(t, apierrors.IsInvalid(err), "want 422 Invalid, got %v", err)
 	require.Contains(t, err.Error(), `spec.image: Invalid value: "not a reference"`)
 
@@ -45,17 +44,4 @@ func TestAnAppStoredUncheckedCanBeLabelledAndDeletedInTheForeground(t *testing.T
 	})
 	err = env.Client.Get(ctx, key, &appv1.App{})
 	require.True(t, apierrors.IsNotFound(err), "the App is gone: %v", err)
-}
-
-// update reads the App and writes it back changed, again when the operator wrote its status
-// in between, and returns the API server's answer (env.Update requires success).
-func update(ctx context.Context, key client.ObjectKey, change func(*appv1.App)) error {
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		app := &appv1.App{}
-		if err := env.Client.Get(ctx, key, app); err != nil {
-			return err
-		}
-		change(app)
-		return env.Client.Update(ctx, app)
-	})
 }

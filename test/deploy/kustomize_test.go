@@ -54,7 +54,7 @@ func TestMakeDeployRunsAppOperatorWithKustomize(t *testing.T) {
 	// left.
 	deploy(t, c, certs)
 	require.NoError(t, c.WaitForAppAvailable(ctx, client.ObjectKeyFromObject(alone), 2*time.Minute))
-	bad := client.ObjectKey{Namespace: elsewhere, Name: "bad"}
+	bad := client.ObjectKey{Namespace: elsewhere, Name: localcluster.ScopeBadAppName}
 	require.NoError(t, c.Poll(ctx, time.Minute, "the App with a bad image to stall, naming the field", func(ctx context.Context) (bool, error) {
 		app := &appv1.App{}
 		if err := c.Client.Get(ctx, bad, app); err != nil {
@@ -96,20 +96,12 @@ func deploy(t *testing.T, c *localcluster.Cluster, vars ...string) {
 	start := time.Now()
 	run(t, c, "deploy", vars...)
 	manager := client.ObjectKey{Namespace: "app-operator-system", Name: "app-operator-controller-manager"}
-	require.NoError(t, c.Poll(context.Background(), 5*time.Minute, "the manager's Deployment to be available", func(ctx context.Context) (bool, error) {
-		d := &appsv1.Deployment{}
-		if err := c.Client.Get(ctx, manager, d); err != nil {
-			return false, client.IgnoreNotFound(err)
-		}
-		return d.Status.ObservedGeneration == d.Generation && d.Status.UpdatedReplicas == *d.Spec.Replicas &&
-			d.Status.Replicas == *d.Spec.Replicas && d.Status.AvailableReplicas == *d.Spec.Replicas, nil
-	}))
+	require.NoError(t, c.WaitForDeployment(context.Background(), manager, 5*time.Minute))
 	t.Logf("make deploy %s: the manager available in %.1fs", strings.Join(vars, " "), time.Since(start).Seconds())
 }
 
 // requireAccess checks, for each namespace, whether the manager installed in managerNamespace
-// may read Apps and Deployments
-// there.
+// may read Apps and Deployments there.
 func requireAccess(t *testing.T, c *localcluster.Cluster, managerNamespace string, want map[string]bool) {
 	t.Helper()
 	for ns, w := range want {

@@ -20,8 +20,12 @@ import (
 // The checks of which namespaces an install serves, for OLM's namespaced installs and the
 // Helm chart's watchNamespaces alike. Each creates Apps whose pods run on the fake nodes.
 
-// ScopeAppName names the valid App each check creates in a namespace.
-const ScopeAppName = "web"
+// ScopeAppName names the valid App each check creates in a namespace, ScopeBadAppName the one
+// with a bad image.
+const (
+	ScopeAppName    = "web"
+	ScopeBadAppName = "bad"
+)
 
 // badImage is refused by the validating webhook, not by the CRD's schema.
 const badImage = "registry.example.com/web:not a tag"
@@ -50,7 +54,7 @@ func (c *Cluster) CheckServed(ctx context.Context, ns string) error {
 	if err := c.Client.Get(ctx, client.ObjectKeyFromObject(app), &appsv1.Deployment{}); err != nil {
 		return fmt.Errorf("App %s/%s is Available without its Deployment: %w", ns, app.Name, err)
 	}
-	err := c.Client.Create(ctx, scopeApp(ns, "bad", badImage))
+	err := c.Client.Create(ctx, scopeApp(ns, ScopeBadAppName, badImage))
 	if err == nil {
 		return fmt.Errorf("an App with a bad image in %s was admitted: no validating webhook refused it", ns)
 	}
@@ -71,12 +75,12 @@ func (c *Cluster) CheckLeftAlone(ctx context.Context, ns string, quiet time.Dura
 	if app.Spec.SecurityContext != nil {
 		return nil, fmt.Errorf("App %s/%s was defaulted by a webhook", ns, app.Name)
 	}
-	if err := c.Client.Create(ctx, scopeApp(ns, "bad", badImage)); err != nil {
+	if err := c.Client.Create(ctx, scopeApp(ns, ScopeBadAppName, badImage)); err != nil {
 		return nil, fmt.Errorf("an App with a bad image in %s was refused: %w", ns, err)
 	}
 	deadline := time.Now().Add(quiet)
 	for {
-		for _, name := range []string{ScopeAppName, "bad"} {
+		for _, name := range []string{ScopeAppName, ScopeBadAppName} {
 			key := client.ObjectKey{Namespace: ns, Name: name}
 			got := &appv1.App{}
 			if err := c.Client.Get(ctx, key, got); err != nil {
