@@ -111,14 +111,17 @@ func (r *AppReconciler) reconcile(ctx context.Context, req ctrl.Request) (time.D
 	awaiting := false
 	if err := validate(app); err != nil {
 		// Its children stay as they are until the App is valid.
-		observed.Err, observed.Blocked = err, true
+		observed = status.Observed{Err: err, Blocked: true, Unapplied: true}
 		if !reported(app, err) {
 			r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, ReasonInvalid, "Validate", "%v", err)
 		}
 	} else if err := r.holdRollback(ctx, app, objs.Deployment, specTemplate); err != nil {
-		observed.Err, observed.Blocked = err, blocked(err)
+		observed = status.Observed{Err: err, Blocked: blocked(err), Unapplied: true}
 	} else {
 		observed, awaiting = r.applyChildren(ctx, app, objs)
+	}
+	if observed.Unapplied {
+		observed.Deployment = r.running(ctx, app, objs.Deployment)
 	}
 	observed.SpecTemplate = specTemplate
 	if awaiting && observed.Err == nil {
@@ -149,6 +152,8 @@ func (r *AppReconciler) applyChildren(ctx context.Context, app *appv1.App, objs 
 	for i, o := range outcomes {
 		if o.err != nil {
 			errs = append(errs, o.err)
+			_, isDeployment := children[i].Object.(*appsv1.Deployment)
+			observed.Unapplied = observed.Unapplied || isDeployment
 			continue
 		}
 		awaiting = awaiting || o.result == apply.Awaiting
@@ -184,6 +189,17 @@ func (r *AppReconciler) applyChildren(ctx context.Context, app *appv1.App, objs 
 		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, "ApplyFailed", "Apply", "%v", observed.Err)
 	}
 	return observed, awaiting
+}
+
+// running returns the App's Deployment as the cache shows it, for a reconcile that did not
+// apply it: the pods that run under the spec applied last. It returns nil when the App has
+// none: a Deployment of that name that the App does not control is not the App's.
+func (r *AppReconciler) running(ctx context.Context, app *appv1.App, d *appsv1.Deployment) *appsv1.Deployment {
+	current := &appsv1.Deployment{}
+	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(d), current); err != nil || !metav1.IsControlledBy(current, app) {
+		return nil
+	}
+	return current
 }
 
 // outcome is what applying or removing one child did.

@@ -71,6 +71,39 @@ func TestAnAppNoWebhookCheckedIsValidatedBeforeAnythingIsApplied(t *testing.T) {
 	get(require.New(t), app, &corev1.Service{})
 }
 
+// An edit that cannot be applied, refused by the API server or invalid where no webhook
+// checked it, leaves the pods of the spec applied last running, and the App's status reports
+// them: their counts, their image, Available; Progressing says the current spec is not applied.
+func TestAnEditThatCannotBeAppliedReportsThePodsThatRun(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		refuse func(t *testing.T, ns string)
+		image  string
+		field  string // that the App's Stalled condition names
+	}{
+		{"refused by the API server", func(t *testing.T, ns string) {
+			refuseImages(t, ns, "blocked.example.com/", "spec.template.spec.containers[0].image: images of blocked.example.com may not run here")
+		}, "blocked.example.com/web:2.0", "spec.template.spec.containers[0].image"},
+		{"invalid, and no webhook checked it", func(t *testing.T, ns string) { env.WithoutWebhooks(t, ns) },
+			"registry.example.com/web:not a tag", "spec.image"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			app, _ := rolledOutApp(t, nil)
+			tc.refuse(t, app.Namespace)
+			env.Update(t, app, func() { app.Spec.Image = tc.image })
+			requireStalled(t, app, func(c *require.Assertions, stalled *metav1.Condition) {
+				c.Contains(stalled.Message, tc.field)
+				c.Equal(int32(2), app.Status.AvailableReplicas)
+				c.True(meta.IsStatusConditionTrue(app.Status.Conditions, appv1.ConditionAvailable))
+				c.Equal("every pod runs the spec applied last; the current spec is not applied (see Degraded)",
+					meta.FindStatusCondition(app.Status.Conditions, appv1.ConditionProgressing).Message)
+				c.Equal("registry.example.com/web:1.0", app.Status.Image)
+			})
+			deploymentImage(t, app, "registry.example.com/web:1.0")
+		})
+	}
+}
+
 // requireStalled waits until the App has observed its generation and stalls, and check passes
 // on its Stalled condition.
 func requireStalled(t *testing.T, app *appv1.App, check func(c *require.Assertions, stalled *metav1.Condition)) {

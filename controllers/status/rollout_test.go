@@ -1,6 +1,7 @@
 package status_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -21,6 +22,7 @@ func TestRolloutRecord(t *testing.T) {
 	goodHash := desired.TemplateHash(&good.Spec.Template)
 	const specTemplate = "spec-of-web-2"
 	earlier := &appv1.RolledBack{Template: specTemplate, Image: "web:2", Time: t0}
+	refused := errors.New(`App.mycompany.com "web" is invalid: spec.image: Invalid value`)
 
 	cases := []struct {
 		name         string
@@ -70,6 +72,13 @@ func TestRolloutRecord(t *testing.T) {
 			specTemplate: "spec-of-web-3",
 			want:         &appv1.RolloutStatus{AvailableTemplate: goodHash},
 			degraded:     appv1.ReasonAsExpected, progressing: appv1.ReasonRolloutComplete},
+		{name: "spec not applied: a completed rollout of the spec applied last records nothing",
+			obs:      status.Observed{Deployment: good, Err: refused, Blocked: true, Unapplied: true},
+			degraded: appv1.ReasonReconcileError, progressing: appv1.ReasonRolloutComplete, stalledTrue: true},
+		{name: "spec not applied: a stuck rollout of the spec applied last is not rolled back",
+			record: &appv1.RolloutStatus{AvailableTemplate: goodHash}, obs: status.Observed{Deployment: bad, Err: refused, Blocked: true, Unapplied: true},
+			want:     &appv1.RolloutStatus{AvailableTemplate: goodHash},
+			degraded: appv1.ReasonReconcileError, progressing: appv1.ReasonProgressDeadlineExceeded, stalledTrue: true},
 		{name: "rolled back, then opted out: the rollback is forgotten",
 			record: &appv1.RolloutStatus{AvailableTemplate: goodHash, RolledBack: earlier}, optOut: true, obs: status.Observed{Deployment: good},
 			want:     &appv1.RolloutStatus{AvailableTemplate: goodHash},

@@ -18,9 +18,13 @@ import (
 
 // Observed is what one reconcile saw of an App's children.
 type Observed struct {
-	// Deployment is the App's Deployment as it is now, or nil when it could not be read or
-	// applied; the replica counts then keep their last observed values.
+	// Deployment is the App's Deployment as it is now, or nil when there is none or it could
+	// not be read; the replica counts then keep their last observed values.
 	Deployment *appsv1.Deployment
+	// Unapplied says that the reconcile did not apply the App's spec to its Deployment (it was
+	// invalid, blocked, or refused). Deployment is then the one the cache shows: the pods that
+	// run, under the spec applied last, whose rollout says nothing of the current spec.
+	Unapplied bool
 	// ServiceName is the name of the App's Service, or empty when it has none. It is
 	// recorded only when the reconcile succeeded.
 	ServiceName string
@@ -72,7 +76,11 @@ func Compute(app *appv1.App, obs Observed, now metav1.Time) appv1.AppStatus {
 		}
 		st.Healed = &appv1.Healed{Count: count, Last: strings.Join(obs.Healed, "; "), Time: now}
 	}
-	st.Rollout = rolloutRecord(app, d, rollout, obs.SpecTemplate, now)
+	applied := d
+	if obs.Unapplied {
+		applied = nil
+	}
+	st.Rollout = rolloutRecord(app, applied, rollout, obs.SpecTemplate, now)
 	if st.Rollout != nil {
 		rollout.rolledBack = st.Rollout.RolledBack
 	}
@@ -83,7 +91,7 @@ func Compute(app *appv1.App, obs Observed, now metav1.Time) appv1.AppStatus {
 		meta.SetStatusCondition(&st.Conditions, c)
 	}
 	set(available(d, want))
-	set(progressing(d, rollout))
+	set(progressing(d, rollout, obs))
 	set(degraded(obs.Err, rollout))
 	stalled := stalledCondition(obs, rollout)
 	set(stalled)
@@ -156,9 +164,11 @@ func available(d *appsv1.Deployment, want int32) metav1.Condition {
 	return c
 }
 
-func progressing(d *appsv1.Deployment, r rolloutState) metav1.Condition {
+func progressing(d *appsv1.Deployment, r rolloutState, obs Observed) metav1.Condition {
 	c := metav1.Condition{Type: appv1.ConditionProgressing}
 	switch {
+	case d == nil && obs.Unapplied && obs.Blocked:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, appv1.ReasonReconcileError, "no Deployment is created until the App can be applied (see Stalled)"
 	case d == nil:
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appv1.ReasonDeploymentPending, "creating the Deployment"
 	case r.rolledBack != nil && r.complete:
@@ -167,6 +177,8 @@ func progressing(d *appsv1.Deployment, r rolloutState) metav1.Condition {
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appv1.ReasonRolledBack, "restoring the last pod template that was fully available"
 	case r.deadlineExceeded:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, appv1.ReasonProgressDeadlineExceeded, "the rollout made no progress within its deadline"
+	case r.complete && obs.Unapplied:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, appv1.ReasonRolloutComplete, "every pod runs the spec applied last; the current spec is not applied (see Degraded)"
 	case r.complete:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, appv1.ReasonRolloutComplete, "every pod runs the current spec"
 	default:

@@ -72,6 +72,10 @@ func TestCompute(t *testing.T) {
 			want{appv1.ReasonReplicasAvailable, appv1.ReasonRolloutComplete, appv1.ReasonReconcileError, "web:2", 1, "True ReconcileError", "False AsExpected"}},
 		{"reconcile blocked: the generation is observed, and the App stalled", app(2), status.Observed{Deployment: deployment("web:2", 2, 2, 2), Err: errors.New("Service shop/web already exists"), Blocked: true},
 			want{appv1.ReasonReplicasAvailable, appv1.ReasonRolloutComplete, appv1.ReasonReconcileError, "web:2", 3, "False ReconcileError", "True ReconcileError"}},
+		{"spec not applied: the pods of the spec applied last still serve", app(2), status.Observed{Deployment: deployment("web:1", 2, 2, 2), Err: errors.New("spec.image: Invalid value"), Blocked: true, Unapplied: true},
+			want{appv1.ReasonReplicasAvailable, appv1.ReasonRolloutComplete, appv1.ReasonReconcileError, "web:1", 3, "False ReconcileError", "True ReconcileError"}},
+		{"spec not applied, and no Deployment: none is being created", app(2), status.Observed{Err: errors.New("spec.image: Invalid value"), Blocked: true, Unapplied: true},
+			want{appv1.ReasonDeploymentPending, appv1.ReasonReconcileError, appv1.ReasonReconcileError, "", 3, "False ReconcileError", "True ReconcileError"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -95,6 +99,16 @@ func TestCompute(t *testing.T) {
 			require.Equal(t, "app.kubernetes.io/instance=web,app.kubernetes.io/managed-by=app-operator", st.Selector)
 		})
 	}
+}
+
+func TestPodsOfTheSpecAppliedLastAreNotSaidToRunTheCurrentSpec(t *testing.T) {
+	obs := status.Observed{Deployment: deployment("web:1", 2, 2, 2), Err: errors.New("Service shop/web already exists"), Blocked: true}
+	progressing := func() string {
+		return meta.FindStatusCondition(status.Compute(app(2), obs, t0).Conditions, appv1.ConditionProgressing).Message
+	}
+	require.Equal(t, "every pod runs the current spec", progressing(), "the Deployment was applied; another child was refused")
+	obs.Unapplied = true
+	require.Equal(t, "every pod runs the spec applied last; the current spec is not applied (see Degraded)", progressing())
 }
 
 func TestComputeIsStableAndTimesOnlyFlip(t *testing.T) {
