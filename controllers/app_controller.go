@@ -186,7 +186,9 @@ func (r *AppReconciler) applyChildren(ctx context.Context, app *appv1.App, objs 
 	if len(errs) > 0 {
 		observed.Err = errors.Join(errs...)
 		observed.Blocked = !slices.ContainsFunc(errs, func(err error) bool { return !blocked(err) })
-		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, "ApplyFailed", "Apply", "%v", observed.Err)
+		if !observed.Blocked || !reported(app, observed.Err) {
+			r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, "ApplyFailed", "Apply", "%v", observed.Err)
+		}
 	}
 	return observed, awaiting
 }

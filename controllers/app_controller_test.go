@@ -173,12 +173,21 @@ func TestDriftOnChildrenIsReverted(t *testing.T) {
 
 // eventMessages lists the messages of the App's Events of a reason.
 func eventMessages(t *testing.T, app *appv1.App, reason string) []string {
+	var out []string
+	for _, e := range appEvents(t, app, reason) {
+		out = append(out, e.Note)
+	}
+	return out
+}
+
+// appEvents returns the App's Events with reason.
+func appEvents(t *testing.T, app *appv1.App, reason string) []eventsv1.Event {
 	events := &eventsv1.EventList{}
 	require.NoError(t, env.Client.List(context.Background(), events, client.InNamespace(app.Namespace)))
-	var out []string
+	var out []eventsv1.Event
 	for _, e := range events.Items {
 		if e.Regarding.Name == app.Name && e.Reason == reason {
-			out = append(out, e.Note)
+			out = append(out, e)
 		}
 	}
 	return out

@@ -41,6 +41,7 @@ func TestAChildTheAPIServerRefusesStallsTheAppNamingTheField(t *testing.T) {
 	absent(require.New(t), app, &appsv1.Deployment{})
 
 	requireNoRetry(t)
+	requireReportedOnce(t, app, "ApplyFailed")
 
 	env.Update(t, app, func() { app.Spec.Image = "registry.example.com/web:2.0" })
 	requireRecovered(t, app, "registry.example.com/web:2.0")
@@ -65,6 +66,7 @@ func TestAnAppNoWebhookCheckedIsValidatedBeforeAnythingIsApplied(t *testing.T) {
 		absent(require.New(t), app, child)
 	}
 	requireNoRetry(t)
+	requireReportedOnce(t, app, controllers.ReasonInvalid)
 
 	env.Update(t, app, func() { app.Spec.Image, app.Spec.PodLabels = "registry.example.com/web:1.0", nil })
 	requireRecovered(t, app, "registry.example.com/web:1.0")
@@ -127,6 +129,15 @@ func requireNoRetry(t *testing.T) {
 	require.Never(t, func() bool { return envtest.Reconciles() != reconciles }, 2*time.Second, 50*time.Millisecond,
 		"the App is reconciled again though nothing changed")
 	require.Equal(t, writes, env.Writes.Load(), "no write while nothing changed")
+}
+
+// requireReportedOnce checks that the App has one Event with reason, emitted once: the
+// event broadcaster writes a repeat of an Event as its series.
+func requireReportedOnce(t *testing.T, app *appv1.App, reason string) {
+	t.Helper()
+	events := appEvents(t, app, reason)
+	require.Equal(t, 1, len(events), "the %s Events: %q", reason, eventMessages(t, app, reason))
+	require.Nil(t, events[0].Series, "the %s Event was emitted again", reason)
 }
 
 // requireRecovered waits until the App's Deployment runs image and the App no longer stalls.

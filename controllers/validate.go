@@ -23,7 +23,8 @@ func validate(app *appv1.App) error {
 }
 
 // reported says whether the App's status already stalls on err at its generation: its Event
-// was emitted by the reconcile that wrote it, and the one its status write brings is quiet.
+// was emitted by the reconcile that wrote it, and the ones that follow (the reconcile its
+// status write brings, a resync) are quiet.
 func reported(app *appv1.App, err error) bool {
 	c := meta.FindStatusCondition(app.Status.Conditions, appv1.ConditionStalled)
 	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == app.Generation && c.Message == err.Error()
