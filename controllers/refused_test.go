@@ -97,7 +97,7 @@ func TestAnEditThatCannotBeAppliedReportsThePodsThatRun(t *testing.T) {
 				c.Contains(stalled.Message, tc.field)
 				c.Equal(int32(2), app.Status.AvailableReplicas)
 				c.True(meta.IsStatusConditionTrue(app.Status.Conditions, appv1.ConditionAvailable))
-				c.Equal("every pod runs the spec applied last; the current spec is not applied (see Degraded)",
+				c.Equal("nothing of the current spec rolls out until it can be applied (see Stalled)",
 					meta.FindStatusCondition(app.Status.Conditions, appv1.ConditionProgressing).Message)
 				c.Equal("registry.example.com/web:1.0", app.Status.Image)
 			})

@@ -167,8 +167,8 @@ func available(d *appsv1.Deployment, want int32) metav1.Condition {
 func progressing(d *appsv1.Deployment, r rolloutState, obs Observed) metav1.Condition {
 	c := metav1.Condition{Type: appv1.ConditionProgressing}
 	switch {
-	case d == nil && obs.Unapplied && obs.Blocked:
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, appv1.ReasonReconcileError, "no Deployment is created until the App can be applied (see Stalled)"
+	case obs.Unapplied && obs.Blocked:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, appv1.ReasonReconcileError, "nothing of the current spec rolls out until it can be applied (see Stalled)"
 	case d == nil:
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appv1.ReasonDeploymentPending, "creating the Deployment"
 	case r.rolledBack != nil && r.complete:

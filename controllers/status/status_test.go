@@ -73,7 +73,7 @@ func TestCompute(t *testing.T) {
 		{"reconcile blocked: the generation is observed, and the App stalled", app(2), status.Observed{Deployment: deployment("web:2", 2, 2, 2), Err: errors.New("Service shop/web already exists"), Blocked: true},
 			want{appv1.ReasonReplicasAvailable, appv1.ReasonRolloutComplete, appv1.ReasonReconcileError, "web:2", 3, "False ReconcileError", "True ReconcileError"}},
 		{"spec not applied: the pods of the spec applied last still serve", app(2), status.Observed{Deployment: deployment("web:1", 2, 2, 2), Err: errors.New("spec.image: Invalid value"), Blocked: true, Unapplied: true},
-			want{appv1.ReasonReplicasAvailable, appv1.ReasonRolloutComplete, appv1.ReasonReconcileError, "web:1", 3, "False ReconcileError", "True ReconcileError"}},
+			want{appv1.ReasonReplicasAvailable, appv1.ReasonReconcileError, appv1.ReasonReconcileError, "web:1", 3, "False ReconcileError", "True ReconcileError"}},
 		{"spec not applied, and no Deployment: none is being created", app(2), status.Observed{Err: errors.New("spec.image: Invalid value"), Blocked: true, Unapplied: true},
 			want{appv1.ReasonDeploymentPending, appv1.ReasonReconcileError, appv1.ReasonReconcileError, "", 3, "False ReconcileError", "True ReconcileError"}},
 	}
@@ -102,13 +102,29 @@ func TestCompute(t *testing.T) {
 }
 
 func TestPodsOfTheSpecAppliedLastAreNotSaidToRunTheCurrentSpec(t *testing.T) {
-	obs := status.Observed{Deployment: deployment("web:1", 2, 2, 2), Err: errors.New("Service shop/web already exists"), Blocked: true}
-	progressing := func() string {
-		return meta.FindStatusCondition(status.Compute(app(2), obs, t0).Conditions, appv1.ConditionProgressing).Message
+	cases := []struct {
+		name        string
+		obs         status.Observed
+		progressing string
+	}{
+		{"the Deployment applied, another child refused",
+			status.Observed{Err: errors.New("Service shop/web already exists"), Blocked: true},
+			"every pod runs the current spec"},
+		{"the Deployment not applied, to be retried",
+			status.Observed{Err: errors.New("timeout"), Unapplied: true},
+			"every pod runs the spec applied last; the current spec is not applied (see Degraded)"},
+		{"the Deployment not applied, until the App or what blocks it changes",
+			status.Observed{Err: errors.New("spec.image: Invalid value"), Blocked: true, Unapplied: true},
+			"nothing of the current spec rolls out until it can be applied (see Stalled)"},
 	}
-	require.Equal(t, "every pod runs the current spec", progressing(), "the Deployment was applied; another child was refused")
-	obs.Unapplied = true
-	require.Equal(t, "every pod runs the spec applied last; the current spec is not applied (see Degraded)", progressing())
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.obs.Deployment = deployment("web:1", 2, 2, 2)
+			st := status.Compute(app(2), tc.obs, t0)
+			require.Equal(t, tc.progressing, meta.FindStatusCondition(st.Conditions, appv1.ConditionProgressing).Message)
+			require.Equal(t, "2 of 2 pods available", meta.FindStatusCondition(st.Conditions, appv1.ConditionAvailable).Message)
+		})
+	}
 }
 
 func TestComputeIsStableAndTimesOnlyFlip(t *testing.T) {
