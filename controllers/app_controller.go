@@ -40,6 +40,9 @@ import (
 // ControllerName names the App controller in logs, metrics and Events.
 const ControllerName = "app"
 
+// ReasonApplyFailed is the reason of the Event of a reconcile that failed to apply a child.
+const ReasonApplyFailed = "ApplyFailed"
+
 // AppReconciler drives each App to its Deployment, Service, HorizontalPodAutoscaler and
 // PodDisruptionBudget, and reports what it finds in the App's status.
 type AppReconciler struct {
@@ -187,7 +190,7 @@ func (r *AppReconciler) applyChildren(ctx context.Context, app *appv1.App, objs 
 		observed.Err = errors.Join(errs...)
 		observed.Blocked = !slices.ContainsFunc(errs, func(err error) bool { return !blocked(err) })
 		if !observed.Blocked || !reported(app, observed.Err) {
-			r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, "ApplyFailed", "Apply", "%v", observed.Err)
+			r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, ReasonApplyFailed, "Apply", "%v", observed.Err)
 		}
 	}
 	return observed, awaiting

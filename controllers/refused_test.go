@@ -36,12 +36,12 @@ func TestAChildTheAPIServerRefusesStallsTheAppNamingTheField(t *testing.T) {
 	requireStalled(t, app, func(c *require.Assertions, stalled *metav1.Condition) {
 		c.Equal(appv1.ReasonReconcileError, stalled.Reason)
 		c.Contains(stalled.Message, refusal)
-		c.Contains(eventMessages(t, app, "ApplyFailed"), stalled.Message)
+		c.Contains(eventMessages(t, app, controllers.ReasonApplyFailed), stalled.Message)
 	})
 	absent(require.New(t), app, &appsv1.Deployment{})
 
 	requireNoRetry(t)
-	requireReportedOnce(t, app, "ApplyFailed")
+	requireReportedOnce(t, app, controllers.ReasonApplyFailed)
 
 	env.Update(t, app, func() { app.Spec.Image = "registry.example.com/web:2.0" })
 	requireRecovered(t, app, "registry.example.com/web:2.0")
