@@ -296,11 +296,11 @@ catalog: opm ## Write catalog/ from the cut releases of catalog/releases.yaml, e
 ##@ Images (built without a container engine)
 
 .PHONY: images
-images: opm ## Build the images of VERSION (manager, bundle, catalog, scorecard, sample workload, opm) for linux/amd64 and linux/arm64 into an OCI layout (_output/images).
+images: opm ## Build the images of VERSION (manager, bundle, catalog, scorecard, sample workload, opm) for linux/amd64 and linux/arm64, and its Helm chart, into an OCI layout (_output/images).
 	go run ./hack/images build --version $(VERSION) --tag-base $(IMAGE_TAG_BASE) --out $(IMAGES_DIR) --opm $(OPM)
 
 .PHONY: images-push
-images-push: ## Push the images of make images to REGISTRY (such as REGISTRY=127.0.0.1:5000/mycompany), tagged v$(VERSION) and addressable by digest.
+images-push: ## Push what make images built to REGISTRY (such as REGISTRY=127.0.0.1:5000/mycompany): the images tagged v$(VERSION), the chart as REGISTRY/charts/app-operator:$(VERSION), all addressable by digest.
 	@test -n "$(REGISTRY)" || { echo "REGISTRY is not set: make images-push REGISTRY=<host>[:<port>]/<path>, such as REGISTRY=127.0.0.1:5000/mycompany" >&2; exit 2; }
 	go run ./hack/images push --layout $(IMAGES_DIR) --registry $(REGISTRY)
 

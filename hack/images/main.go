@@ -7,8 +7,10 @@
 // build writes an OCI image layout holding, each for linux/amd64 and linux/arm64: the manager,
 // the bundle (its ClusterServiceVersion naming the manager by digest), the catalog (catalog/
 // with this release added, and opm's serve cache), the scorecard tests, the sample workload,
-// and the opm image the catalog is built on. A version recorded as cut is built from its
-// commit, one being prepared from the checkout.
+// and the opm image the catalog is built on; and, from 0.5.0, the Helm chart as helm push
+// publishes it (<tag-base's directory>/charts/app-operator:<version>). A version recorded as
+// cut is built from its commit, one being prepared from the checkout. push keeps each one's
+// path below the directory they share: the chart goes to <registry>/charts/app-operator.
 package main
 
 import (
@@ -88,7 +90,7 @@ func build(ctx context.Context, version, tagBase, out, opm string) error {
 		return err
 	}
 	defer imgs.Close()
-	step("building the scorecard tests and the sample workload")
+	step("building the scorecard tests, the sample workload and the Helm chart")
 	built, err := p.Candidate(ctx, imgs)
 	if err != nil {
 		return err
@@ -116,7 +118,7 @@ func build(ctx context.Context, version, tagBase, out, opm string) error {
 	if err != nil {
 		return err
 	}
-	built = append(built, catalogImage, image.Built{Repo: p.Repo("-opm"), Tag: publish.Tag(version), Index: opmIdx})
+	built = append(built, catalogImage, image.Built{Repo: p.Repo("-opm"), Tag: publish.Tag(version), Artifact: opmIdx})
 	if err := image.WriteLayout(out, built); err != nil {
 		return err
 	}
@@ -127,7 +129,7 @@ func build(ctx context.Context, version, tagBase, out, opm string) error {
 		}
 		fmt.Printf("%-55s %s\n", b.Ref(), ref[strings.LastIndex(ref, "@")+1:])
 	}
-	fmt.Printf("wrote %d images to %s\n", len(built), out)
+	fmt.Printf("wrote %d artifacts to %s\n", len(built), out)
 	return nil
 }
 
@@ -139,10 +141,7 @@ func push(ctx context.Context, layout, registry string) error {
 	if err != nil {
 		return err
 	}
-	var moved []image.Built
-	for _, b := range built {
-		moved = append(moved, b.In(registry))
-	}
+	moved := image.Rebase(built, registry)
 	if err := image.Push(ctx, moved); err != nil {
 		return err
 	}

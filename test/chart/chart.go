@@ -1,5 +1,5 @@
-// Package chart renders, lints and installs App Operator's Helm chart (charts/app-operator)
-// with Helm's own library, as the helm command does.
+// Package chart renders, lints, pulls and installs App Operator's Helm chart
+// (charts/app-operator) with Helm's own library, as the helm command does.
 package chart
 
 import (
@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"helm.sh/helm/v4/pkg/action"
@@ -18,6 +19,7 @@ import (
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"helm.sh/helm/v4/pkg/kube"
 	kubefake "helm.sh/helm/v4/pkg/kube/fake"
+	"helm.sh/helm/v4/pkg/registry"
 	release "helm.sh/helm/v4/pkg/release/v1"
 	"helm.sh/helm/v4/pkg/storage"
 	"helm.sh/helm/v4/pkg/storage/driver"
@@ -85,15 +87,32 @@ func Render(vals map[string]any, namespace string) ([]*unstructured.Unstructured
 	return objs, rel.Info.Notes, err
 }
 
+// Pull pulls version of the chart from repo in an OCI registry that speaks plain HTTP, such as
+// 127.0.0.1:5000/mycompany/charts/app-operator, as helm pull oci://<repo> --version <version>
+// --plain-http does, and loads it.
+func Pull(repo, version string) (*chartv2.Chart, error) {
+	rc, err := registry.NewClient(registry.ClientOptPlainHTTP(), registry.ClientOptWriter(io.Discard))
+	if err != nil {
+		return nil, err
+	}
+	res, err := rc.Pull(repo + ":" + strings.ReplaceAll(version, "+", "_"))
+	if err != nil {
+		return nil, fmt.Errorf("pulling the chart oci://%s --version %s: %w", repo, version, err)
+	}
+	return loader.LoadArchive(bytes.NewReader(res.Chart.Data))
+}
+
 // Helm runs Helm's actions against the cluster of a kubeconfig, in one namespace, storing
 // releases in Secrets there, as the helm command does.
 type Helm struct {
 	cfg       *action.Configuration
 	namespace string
+	chart     *chartv2.Chart
 }
 
-// ForCluster returns Helm for the cluster of kubeconfig and namespace.
-func ForCluster(kubeconfig, namespace string) (*Helm, error) {
+// ForCluster returns Helm for the cluster of kubeconfig and namespace, installing and
+// upgrading to chart ch.
+func ForCluster(kubeconfig, namespace string, ch *chartv2.Chart) (*Helm, error) {
 	flags := genericclioptions.NewConfigFlags(false)
 	flags.KubeConfig = &kubeconfig
 	flags.Namespace = &namespace
@@ -101,36 +120,28 @@ func ForCluster(kubeconfig, namespace string) (*Helm, error) {
 	if err := cfg.Init(flags, namespace, "secret"); err != nil {
 		return nil, err
 	}
-	return &Helm{cfg: cfg, namespace: namespace}, nil
+	return &Helm{cfg: cfg, namespace: namespace, chart: ch}, nil
 }
 
 // Install installs the chart as release name, and waits until every object it made is ready.
 func (h *Helm) Install(ctx context.Context, name string, vals map[string]any, timeout time.Duration) (*release.Release, error) {
-	ch, err := Load()
-	if err != nil {
-		return nil, err
-	}
 	install := action.NewInstall(h.cfg)
 	install.ReleaseName = name
 	install.Namespace = h.namespace
 	install.CreateNamespace = true
 	install.WaitStrategy = kube.StatusWatcherStrategy
 	install.Timeout = timeout
-	r, err := install.RunWithContext(ctx, ch, vals)
+	r, err := install.RunWithContext(ctx, h.chart, vals)
 	return asRelease(r, err)
 }
 
 // Upgrade upgrades release name to the chart with vals, and waits until it is ready.
 func (h *Helm) Upgrade(ctx context.Context, name string, vals map[string]any, timeout time.Duration) (*release.Release, error) {
-	ch, err := Load()
-	if err != nil {
-		return nil, err
-	}
 	upgrade := action.NewUpgrade(h.cfg)
 	upgrade.Namespace = h.namespace
 	upgrade.WaitStrategy = kube.StatusWatcherStrategy
 	upgrade.Timeout = timeout
-	r, err := upgrade.RunWithContext(ctx, name, ch, vals)
+	r, err := upgrade.RunWithContext(ctx, name, h.chart, vals)
 	return asRelease(r, err)
 }
 

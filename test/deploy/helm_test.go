@@ -30,7 +30,8 @@ const (
 )
 
 // TestTheHelmChartInstallsUpgradesRollsBackAndUninstalls takes a release of the chart
-// through its life as helm does: install, then an App Available on the real node; an upgrade
+// through its life as helm does, the chart pulled from the registry it is published to (helm
+// install oci://...): install, then an App Available on the real node; an upgrade
 // that changes a flag, rotates the certificate and narrows the release to the App's namespace
 // (watchNamespaces), leaving an App elsewhere alone; a rollback, after which that App is
 // served too; an uninstall. The first App is served throughout, its workload's pod template
@@ -39,7 +40,12 @@ const (
 func TestTheHelmChartInstallsUpgradesRollsBackAndUninstalls(t *testing.T) {
 	ctx := context.Background()
 	c := startCluster(t)
-	h, err := chart.ForCluster(c.Kubeconfig, helmNamespace)
+	rel, err := localcluster.BuildReleases(ctx, root)
+	require.NoError(t, err)
+	version := rel.Head().Version
+	published, err := chart.Pull(c.Registry+"/mycompany/charts/app-operator", version)
+	require.NoError(t, err)
+	h, err := chart.ForCluster(c.Kubeconfig, helmNamespace, published)
 	require.NoError(t, err)
 	manager := client.ObjectKey{Namespace: helmNamespace, Name: "app-operator-controller-manager"}
 
@@ -47,6 +53,7 @@ func TestTheHelmChartInstallsUpgradesRollsBackAndUninstalls(t *testing.T) {
 	installed, err := h.Install(ctx, helmRelease, nil, 5*time.Minute)
 	require.NoError(t, err)
 	t.Logf("helm install: ready in %.1fs", time.Since(start).Seconds())
+	require.Equal(t, version, installed.Chart.Metadata.Version)
 	app := runSample(t, c, "web")
 	template := podTemplate(t, c, app)
 	first := servingSecret(t, c)

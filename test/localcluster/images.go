@@ -81,7 +81,7 @@ func (c *Cluster) pushInfraImages(ctx context.Context) error {
 			return err
 		}
 		repo, tag := splitTag(img.ref)
-		built = append(built, image.Built{Repo: repo, Tag: tag, Index: idx})
+		built = append(built, image.Built{Repo: repo, Tag: tag, Artifact: idx})
 	}
 	return c.Push(ctx, built...)
 }
@@ -92,7 +92,7 @@ func (c *Cluster) pushInfraImages(ctx context.Context) error {
 func (c *Cluster) Push(ctx context.Context, images ...image.Built) error {
 	var local []image.Built
 	for _, img := range images {
-		local = append(local, image.Built{Repo: c.Registry + "/" + registryPath(img.Repo), Tag: img.Tag, Index: img.Index})
+		local = append(local, image.Built{Repo: c.Registry + "/" + registryPath(img.Repo), Tag: img.Tag, Artifact: img.Artifact})
 	}
 	return image.Push(ctx, local)
 }

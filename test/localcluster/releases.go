@@ -172,7 +172,7 @@ func (r *Releases) CatalogImage(ctx context.Context, dir, tag string) (image.Bui
 	if err != nil {
 		return image.Built{}, err
 	}
-	built := image.Built{Repo: r.publisher.Repo("-catalog"), Tag: tag, Index: idx}
+	built := image.Built{Repo: r.publisher.Repo("-catalog"), Tag: tag, Artifact: idx}
 	r.catalogs.Store(key, built)
 	return built, nil
 }
@@ -184,7 +184,7 @@ func (r *Releases) BundleImage(dir, tag string) (image.Built, error) {
 	if err != nil {
 		return image.Built{}, err
 	}
-	return image.Built{Repo: r.publisher.Repo("-bundle"), Tag: tag, Index: idx}, nil
+	return image.Built{Repo: r.publisher.Repo("-bundle"), Tag: tag, Artifact: idx}, nil
 }
 
 // treeHash is a hash of a directory's files, their paths and contents.

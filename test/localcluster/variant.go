@@ -55,5 +55,5 @@ func (c *Cluster) PushWithArgs(ctx context.Context, from, to string, args []stri
 		return err
 	}
 	repo, tag = splitTag(to)
-	return c.Push(ctx, image.Built{Repo: repo, Tag: tag, Index: out})
+	return c.Push(ctx, image.Built{Repo: repo, Tag: tag, Artifact: out})
 }

@@ -210,7 +210,7 @@ func TestImagesGoToALayoutAndARegistryAndComeBackTheSame(t *testing.T) {
 	ctx := context.Background()
 	idx, err := Builder{Platforms: Platforms}.Bundle(bundleDir(t, "quay.io/mycompany/app-operator:v0.5.0"), when)
 	require.NoError(t, err)
-	built := Built{Repo: "quay.io/mycompany/app-operator-bundle", Tag: "v0.5.0", Index: idx}
+	built := Built{Repo: "quay.io/mycompany/app-operator-bundle", Tag: "v0.5.0", Artifact: idx}
 
 	dir := filepath.Join(t.TempDir(), "images")
 	require.NoError(t, WriteLayout(dir, []Built{built}))
@@ -227,7 +227,7 @@ func TestImagesGoToALayoutAndARegistryAndComeBackTheSame(t *testing.T) {
 	reg, err := ServeRegistry("127.0.0.1:0", t.TempDir(), nil)
 	require.NoError(t, err)
 	defer func() { _ = reg.Close() }()
-	local := built.In(reg.Addr + "/mycompany")
+	local := Rebase([]Built{built}, reg.Addr+"/mycompany")[0]
 	require.Equal(t, reg.Addr+"/mycompany/app-operator-bundle:v0.5.0", local.Ref())
 	require.NoError(t, Push(ctx, []Built{local}))
 	byDigest, err := local.ByDigest()
@@ -248,7 +248,7 @@ func TestAPushToARegistryThatCannotBeReachedNamesIt(t *testing.T) {
 	require.NoError(t, ln.Close()) // nothing listens there now
 	idx, err := Builder{Platforms: Platforms}.Bundle(bundleDir(t, "quay.io/mycompany/app-operator:v0.5.0"), when)
 	require.NoError(t, err)
-	err = Push(context.Background(), []Built{{Repo: addr + "/mycompany/app-operator-bundle", Tag: "v0.5.0", Index: idx}})
+	err = Push(context.Background(), []Built{{Repo: addr + "/mycompany/app-operator-bundle", Tag: "v0.5.0", Artifact: idx}})
 	require.ErrorContains(t, err, "pushing "+addr+"/mycompany/app-operator-bundle:v0.5.0 to registry "+addr+":")
 }
 
@@ -267,7 +267,7 @@ func TestAPushAuthenticatesAsDockerLoginDoes(t *testing.T) {
 	host := strings.TrimPrefix(srv.URL, "http://")
 	idx, err := Builder{Platforms: Platforms}.Bundle(bundleDir(t, "quay.io/mycompany/app-operator:v0.5.0"), when)
 	require.NoError(t, err)
-	images := []Built{{Repo: host + "/mycompany/app-operator-bundle", Tag: "v0.5.0", Index: idx}}
+	images := []Built{{Repo: host + "/mycompany/app-operator-bundle", Tag: "v0.5.0", Artifact: idx}}
 
 	dockerConfig := t.TempDir()
 	t.Setenv("DOCKER_CONFIG", dockerConfig)

@@ -39,6 +39,11 @@ type Dir struct {
 // time set to mtime, owners and modes as given, no user or group names. The same files give the
 // same digest on any machine.
 func Layer(mtime time.Time, files []File, dirs ...Dir) (v1.Layer, error) {
+	return layerOf(types.OCILayer, mtime, files, dirs...)
+}
+
+// layerOf makes a reproducible gzipped tar of files, as Layer does, of media type mt.
+func layerOf(mt types.MediaType, mtime time.Time, files []File, dirs ...Dir) (v1.Layer, error) {
 	entries := map[string]*tar.Header{}
 	addDir := func(p string, mode os.FileMode, uid, gid int) {
 		for d := p; d != "." && d != ""; d = path.Dir(d) {
@@ -99,7 +104,7 @@ func Layer(mtime time.Time, files []File, dirs ...Dir) (v1.Layer, error) {
 	raw := buf.Bytes()
 	// The compressed layer is kept once made: it is hashed, then pushed, then perhaps pushed again.
 	return tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(raw)), nil },
-		tarball.WithMediaType(types.OCILayer), tarball.WithCompressedCaching)
+		tarball.WithMediaType(mt), tarball.WithCompressedCaching)
 }
 
 // tarMode is a mode as a tar header holds it: the permission bits, and 01000 for sticky.

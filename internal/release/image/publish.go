@@ -20,43 +20,71 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
-// Built is an image built here and the repository and tag it is published under.
-type Built struct {
-	// Repo is the image's repository, such as quay.io/mycompany/app-operator; Tag its tag,
-	// such as v0.5.0.
-	Repo, Tag string
-	Index     v1.ImageIndex
+// Artifact is what is published under a repository and tag: a multi-platform image
+// (v1.ImageIndex) or a single manifest, such as the Helm chart's (v1.Image).
+type Artifact interface {
+	Digest() (v1.Hash, error)
+	MediaType() (types.MediaType, error)
+	RawManifest() ([]byte, error)
 }
 
-// Ref is the image's reference by tag.
+// Built is an artifact built here and the repository and tag it is published under.
+type Built struct {
+	// Repo is the repository, such as quay.io/mycompany/app-operator; Tag the tag, such as
+	// v0.5.0.
+	Repo, Tag string
+	// Artifact is a v1.ImageIndex or a v1.Image.
+	Artifact Artifact
+}
+
+// Ref is the artifact's reference by tag.
 func (b Built) Ref() string { return b.Repo + ":" + b.Tag }
 
-// ByDigest is the image's reference by digest.
+// ByDigest is the artifact's reference by digest.
 func (b Built) ByDigest() (string, error) {
-	d, err := b.Index.Digest()
+	d, err := b.Artifact.Digest()
 	if err != nil {
 		return "", err
 	}
 	return b.Repo + "@" + d.String(), nil
 }
 
-// In is the image published under another repository base (a registry host and path, such as
-// 127.0.0.1:5000/mycompany): the last element of its repository, under base.
-func (b Built) In(base string) Built {
-	return Built{Repo: strings.TrimSuffix(base, "/") + "/" + path.Base(b.Repo), Tag: b.Tag, Index: b.Index}
+// Digest is the digest of the artifact's manifest or index.
+func (b Built) Digest() (v1.Hash, error) { return b.Artifact.Digest() }
+
+// Rebase moves artifacts from the repository base they share to another (a registry host and
+// path), each keeping its path below it: with quay.io/mycompany/app-operator and
+// quay.io/mycompany/charts/app-operator, the base is quay.io/mycompany, and moved to
+// 127.0.0.1:5000/mycompany they are 127.0.0.1:5000/mycompany/app-operator and
+// 127.0.0.1:5000/mycompany/charts/app-operator. One artifact's base is its repository's
+// directory.
+func Rebase(built []Built, to string) []Built {
+	if len(built) == 0 {
+		return nil
+	}
+	from := path.Dir(built[0].Repo)
+	for _, b := range built[1:] {
+		for !strings.HasPrefix(b.Repo, from+"/") && from != "." {
+			from = path.Dir(from)
+		}
+	}
+	out := make([]Built, 0, len(built))
+	for _, b := range built {
+		rest := strings.TrimPrefix(b.Repo, from+"/")
+		out = append(out, Built{Repo: strings.TrimSuffix(to, "/") + "/" + rest, Tag: b.Tag, Artifact: b.Artifact})
+	}
+	return out
 }
 
-// Digest is the digest of the image's index.
-func (b Built) Digest() (v1.Hash, error) { return b.Index.Digest() }
-
-// RefNameAnnotation names an image in an OCI image layout.
+// RefNameAnnotation names an artifact in an OCI image layout.
 const RefNameAnnotation = "org.opencontainers.image.ref.name"
 
-// WriteLayout replaces dir with an OCI image layout holding the images, each annotated with its
-// reference.
-func WriteLayout(dir string, images []Built) error {
+// WriteLayout replaces dir with an OCI image layout holding the artifacts, each annotated with
+// its reference.
+func WriteLayout(dir string, built []Built) error {
 	if err := os.RemoveAll(dir); err != nil {
 		return err
 	}
@@ -64,15 +92,24 @@ func WriteLayout(dir string, images []Built) error {
 	if err != nil {
 		return err
 	}
-	for _, img := range images {
-		if err := p.AppendIndex(img.Index, layout.WithAnnotations(map[string]string{RefNameAnnotation: img.Ref()})); err != nil {
-			return fmt.Errorf("writing %s to %s: %w", img.Ref(), dir, err)
+	for _, b := range built {
+		named := layout.WithAnnotations(map[string]string{RefNameAnnotation: b.Ref()})
+		switch a := b.Artifact.(type) {
+		case v1.ImageIndex:
+			err = p.AppendIndex(a, named)
+		case v1.Image:
+			err = p.AppendImage(a, named)
+		default:
+			err = fmt.Errorf("a %T is neither an image nor an index", a)
+		}
+		if err != nil {
+			return fmt.Errorf("writing %s to %s: %w", b.Ref(), dir, err)
 		}
 	}
 	return nil
 }
 
-// ReadLayout returns the images of an OCI image layout.
+// ReadLayout returns the artifacts of an OCI image layout.
 func ReadLayout(dir string) ([]Built, error) {
 	p, err := layout.FromPath(dir)
 	if err != nil {
@@ -90,29 +127,34 @@ func ReadLayout(dir string) ([]Built, error) {
 	for _, d := range m.Manifests {
 		ref, err := name.NewTag(d.Annotations[RefNameAnnotation])
 		if err != nil {
-			return nil, fmt.Errorf("an image of %s is not named by tag: %w", dir, err)
+			return nil, fmt.Errorf("an artifact of %s is not named by tag: %w", dir, err)
 		}
-		img, err := idx.ImageIndex(d.Digest)
+		var a Artifact
+		if d.MediaType.IsIndex() {
+			a, err = idx.ImageIndex(d.Digest)
+		} else {
+			a, err = idx.Image(d.Digest)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s in %s: %w", ref, dir, err)
 		}
-		out = append(out, Built{Repo: ref.Context().Name(), Tag: ref.TagStr(), Index: img})
+		out = append(out, Built{Repo: ref.Context().Name(), Tag: ref.TagStr(), Artifact: a})
 	}
 	return out, nil
 }
 
-// Push pushes each image to its repository under its tag, which also makes it addressable by
-// digest. It authenticates as docker login and the container tools do (~/.docker/config.json,
-// $DOCKER_CONFIG, credential helpers), and anonymously to a registry they hold nothing for. A
-// registry that cannot be reached fails naming it.
-func Push(ctx context.Context, images []Built) error {
-	for _, img := range images {
-		ref, err := name.NewTag(img.Ref())
+// Push pushes each artifact to its repository under its tag, which also makes it addressable
+// by digest. It authenticates as docker login and the container tools do
+// (~/.docker/config.json, $DOCKER_CONFIG, credential helpers), and anonymously to a registry
+// they hold nothing for. A registry that cannot be reached fails naming it.
+func Push(ctx context.Context, built []Built) error {
+	for _, b := range built {
+		ref, err := name.NewTag(b.Ref())
 		if err != nil {
-			return fmt.Errorf("image %s: %w", img.Ref(), err)
+			return fmt.Errorf("artifact %s: %w", b.Ref(), err)
 		}
-		if err := remote.WriteIndex(ref, img.Index, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
-			return fmt.Errorf("pushing %s to registry %s: %w", img.Ref(), ref.Context().RegistryStr(), err)
+		if err := remote.Push(ref, b.Artifact, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
+			return fmt.Errorf("pushing %s to registry %s: %w", b.Ref(), ref.Context().RegistryStr(), err)
 		}
 	}
 	return nil

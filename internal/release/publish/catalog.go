@@ -104,7 +104,7 @@ func (p *Publisher) CatalogImage(ctx context.Context, candidate *Images, dir str
 	if err != nil {
 		return image.Built{}, err
 	}
-	return image.Built{Repo: p.Repo("-catalog"), Tag: Tag(candidate.Release.Version), Index: idx}, nil
+	return image.Built{Repo: p.Repo("-catalog"), Tag: Tag(candidate.Release.Version), Artifact: idx}, nil
 }
 
 func copyDir(src, dst string) error {

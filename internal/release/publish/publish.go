@@ -10,6 +10,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -142,7 +143,7 @@ func (p *Publisher) images(ctx context.Context, b image.Builder, r release.Relea
 	if err != nil {
 		return nil, fmt.Errorf("release %s: %w", r.Version, err)
 	}
-	manager := image.Built{Repo: repoOf(managerRef), Tag: Tag(r.Version), Index: managerIdx}
+	manager := image.Built{Repo: repoOf(managerRef), Tag: Tag(r.Version), Artifact: managerIdx}
 	pinnedRef, err := manager.ByDigest()
 	if err != nil {
 		return nil, err
@@ -161,7 +162,7 @@ func (p *Publisher) images(ctx context.Context, b image.Builder, r release.Relea
 		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("release %s: %w", r.Version, err)
 	}
-	return &Images{Release: r, Manager: manager, Bundle: image.Built{Repo: repoOf(managerRef) + "-bundle", Tag: Tag(r.Version), Index: bundleIdx},
+	return &Images{Release: r, Manager: manager, Bundle: image.Built{Repo: repoOf(managerRef) + "-bundle", Tag: Tag(r.Version), Artifact: bundleIdx},
 		PinnedBundle: pinned, Source: src}, nil
 }
 
@@ -222,8 +223,9 @@ func git(ctx context.Context, dir string, args ...string) error {
 	return nil
 }
 
-// Candidate builds the other images of the release being prepared, from the checkout: the
-// scorecard tests and the sample workload.
+// Candidate builds the other artifacts of a release from its source: the scorecard tests, the
+// sample workload, and the Helm chart (see Chart), which releases cut before it (0.1.0 to
+// 0.4.0) do not have.
 func (p *Publisher) Candidate(ctx context.Context, imgs *Images) ([]image.Built, error) {
 	scorecard, err := p.Scorecard(ctx, imgs.Source)
 	if err != nil {
@@ -233,8 +235,36 @@ func (p *Publisher) Candidate(ctx context.Context, imgs *Images) ([]image.Built,
 	if err != nil {
 		return nil, err
 	}
-	return []image.Built{{Repo: p.Repo("-scorecard"), Tag: Tag(imgs.Release.Version), Index: scorecard},
-		{Repo: p.Repo("-sample"), Tag: SampleTag, Index: sample}}, nil
+	out := []image.Built{{Repo: p.Repo("-scorecard"), Tag: Tag(imgs.Release.Version), Artifact: scorecard},
+		{Repo: p.Repo("-sample"), Tag: SampleTag, Artifact: sample}}
+	if _, err := os.Stat(filepath.Join(imgs.Source.Dir, ChartDir)); errors.Is(err, os.ErrNotExist) {
+		return out, nil
+	}
+	chart, err := p.Chart(imgs.Source)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, chart), nil
+}
+
+// ChartDir is the Helm chart's folder in a checkout.
+const ChartDir = "charts/app-operator"
+
+// Chart is the Helm chart of the release being prepared, published as helm push publishes it:
+// under charts/ beside the images (quay.io/mycompany/charts/app-operator for the TagBase
+// quay.io/mycompany/app-operator), tagged with the chart's version, which must be the
+// release's (make bundle sets it).
+func (p *Publisher) Chart(src image.Source) (image.Built, error) {
+	dir := filepath.Join(src.Dir, ChartDir)
+	art, meta, err := image.Chart(dir, src.Created)
+	if err != nil {
+		return image.Built{}, err
+	}
+	if meta.Version != src.Version {
+		return image.Built{}, fmt.Errorf("%s: version %s is not the release's, %s (make bundle sets it)",
+			filepath.Join(dir, "Chart.yaml"), meta.Version, src.Version)
+	}
+	return image.Built{Repo: base(p.TagBase) + "/charts/" + meta.Name, Tag: strings.ReplaceAll(meta.Version, "+", "_"), Artifact: art}, nil
 }
 
 // registryPath is the path of a repository below its registry host: quay.io/x/y is x/y.
