@@ -34,7 +34,8 @@ func (c *Cluster) PushCatalog(ctx context.Context, rel *Releases, upTo string) (
 }
 
 // PushImages pushes every release's images to the cluster's registry, where the node pulls
-// them by the names users pull them by: what installs without OLM (Helm, kustomize) run.
+// them by the names users pull them by: what installs without OLM (Helm, kustomize) run. The
+// candidate's Helm chart goes there too, as <registry>/mycompany/charts/app-operator.
 func (c *Cluster) PushImages(ctx context.Context, rel *Releases) error {
 	return c.Push(ctx, rel.all()...)
 }

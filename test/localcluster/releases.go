@@ -30,7 +30,8 @@ type Releases struct {
 	Record release.Releases
 	// Images are each release's manager and bundle images, by version.
 	Images map[string]*publish.Images
-	// Extra are the candidate's other images: the scorecard tests and the sample workload.
+	// Extra are the candidate's other artifacts: the scorecard tests, the sample workload and
+	// the Helm chart.
 	Extra []image.Built
 
 	root          string
