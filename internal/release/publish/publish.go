@@ -250,7 +250,7 @@ func (p *Publisher) Candidate(ctx context.Context, imgs *Images) ([]image.Built,
 // ChartDir is the Helm chart's folder in a checkout.
 const ChartDir = "charts/app-operator"
 
-// Chart is the Helm chart of the release being prepared, published as helm push publishes it:
+// Chart is the Helm chart of a release's source, published as helm push publishes it:
 // under charts/ beside the images (quay.io/mycompany/charts/app-operator for the TagBase
 // quay.io/mycompany/app-operator), tagged with the chart's version, which must be the
 // release's (make bundle sets it).
