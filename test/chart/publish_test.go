@@ -27,8 +27,9 @@ func TestThePublishedChartIsTheChartFolder(t *testing.T) {
 	version := releases.Latest().Version
 	p, err := publish.ForCheckout(ctx, root, localcluster.TagBase)
 	require.NoError(t, err)
-	built, err := p.Chart(image.Source{Dir: root, Version: version, Created: time.Unix(0, 0)})
+	built, ok, err := p.Chart(image.Source{Dir: root, Version: version, Created: time.Unix(0, 0)})
 	require.NoError(t, err)
+	require.True(t, ok)
 	require.Equal(t, "quay.io/mycompany/charts/app-operator:"+version, built.Ref())
 
 	reg, err := image.ServeRegistry("127.0.0.1:0", t.TempDir(), nil)
@@ -50,11 +51,15 @@ func TestThePublishedChartIsTheChartFolder(t *testing.T) {
 }
 
 func TestAChartNotAtTheReleasesVersionIsNotPublished(t *testing.T) {
-	dir := t.TempDir()
-	require.NoError(t, os.CopyFS(filepath.Join(dir, publish.ChartDir), os.DirFS(chart.Dir())))
 	p, err := publish.ForCheckout(context.Background(), root, localcluster.TagBase)
 	require.NoError(t, err)
-	_, err = p.Chart(image.Source{Dir: dir, Version: "9.9.9", Created: time.Unix(0, 0)})
+	dir := t.TempDir()
+	_, ok, err := p.Chart(image.Source{Dir: dir, Version: "0.4.0", Created: time.Unix(0, 0)})
+	require.NoError(t, err)
+	require.False(t, ok, "a release cut before the chart has none")
+
+	require.NoError(t, os.CopyFS(filepath.Join(dir, publish.ChartDir), os.DirFS(chart.Dir())))
+	_, _, err = p.Chart(image.Source{Dir: dir, Version: "9.9.9", Created: time.Unix(0, 0)})
 	require.ErrorContains(t, err, filepath.Join(dir, publish.ChartDir, "Chart.yaml")+": version ")
 	require.ErrorContains(t, err, "is not the release's, 9.9.9")
 }

@@ -224,8 +224,7 @@ func git(ctx context.Context, dir string, args ...string) error {
 }
 
 // Candidate builds the other artifacts of a release from its source: the scorecard tests, the
-// sample workload, and the Helm chart (see Chart), which releases cut before it (0.1.0 to
-// 0.4.0) do not have.
+// sample workload, and the Helm chart if it has one (see Chart).
 func (p *Publisher) Candidate(ctx context.Context, imgs *Images) ([]image.Built, error) {
 	scorecard, err := p.Scorecard(ctx, imgs.Source)
 	if err != nil {
@@ -237,14 +236,14 @@ func (p *Publisher) Candidate(ctx context.Context, imgs *Images) ([]image.Built,
 	}
 	out := []image.Built{{Repo: p.Repo("-scorecard"), Tag: Tag(imgs.Release.Version), Artifact: scorecard},
 		{Repo: p.Repo("-sample"), Tag: SampleTag, Artifact: sample}}
-	if _, err := os.Stat(filepath.Join(imgs.Source.Dir, ChartDir)); errors.Is(err, os.ErrNotExist) {
-		return out, nil
-	}
-	chart, err := p.Chart(imgs.Source)
+	chart, ok, err := p.Chart(imgs.Source)
 	if err != nil {
 		return nil, err
 	}
-	return append(out, chart), nil
+	if ok {
+		out = append(out, chart)
+	}
+	return out, nil
 }
 
 // ChartDir is the Helm chart's folder in a checkout.
@@ -253,18 +252,22 @@ const ChartDir = "charts/app-operator"
 // Chart is the Helm chart of a release's source, published as helm push publishes it:
 // under charts/ beside the images (quay.io/mycompany/charts/app-operator for the TagBase
 // quay.io/mycompany/app-operator), tagged with the chart's version, which must be the
-// release's (make bundle sets it).
-func (p *Publisher) Chart(src image.Source) (image.Built, error) {
+// release's (make bundle sets it). It is false for a source without the chart's folder: the
+// releases cut before the chart (0.1.0 to 0.4.0).
+func (p *Publisher) Chart(src image.Source) (image.Built, bool, error) {
 	dir := filepath.Join(src.Dir, ChartDir)
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return image.Built{}, false, nil
+	}
 	art, meta, err := image.Chart(dir, src.Created)
 	if err != nil {
-		return image.Built{}, err
+		return image.Built{}, false, err
 	}
 	if meta.Version != src.Version {
-		return image.Built{}, fmt.Errorf("%s: version %s is not the release's, %s (make bundle sets it)",
+		return image.Built{}, false, fmt.Errorf("%s: version %s is not the release's, %s (make bundle sets it)",
 			filepath.Join(dir, "Chart.yaml"), meta.Version, src.Version)
 	}
-	return image.Built{Repo: base(p.TagBase) + "/charts/" + meta.Name, Tag: strings.ReplaceAll(meta.Version, "+", "_"), Artifact: art}, nil
+	return image.Built{Repo: base(p.TagBase) + "/charts/" + meta.Name, Tag: strings.ReplaceAll(meta.Version, "+", "_"), Artifact: art}, true, nil
 }
 
 // registryPath is the path of a repository below its registry host: quay.io/x/y is x/y.
