@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"helm.sh/helm/v4/pkg/action"
@@ -27,6 +26,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/mycompany/app-operator/internal/release/bundle"
+	"github.com/mycompany/app-operator/internal/release/publish"
 	"github.com/mycompany/app-operator/test/localcluster"
 )
 
@@ -35,7 +35,9 @@ import (
 var KubeVersion = &chartcommon.KubeVersion{Version: "v1.34.4", Major: "1", Minor: "34"}
 
 // Dir is the chart's folder.
-func Dir() string { return filepath.Join(localcluster.RepoRoot(), "charts", "app-operator") }
+func Dir() string {
+	return filepath.Join(localcluster.RepoRoot(), filepath.FromSlash(publish.ChartDir))
+}
 
 // Load loads the chart from its folder.
 func Load() (*chartv2.Chart, error) { return loader.Load(Dir()) }
@@ -95,7 +97,7 @@ func Pull(repo, version string) (*chartv2.Chart, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := rc.Pull(repo + ":" + strings.ReplaceAll(version, "+", "_"))
+	res, err := rc.Pull(repo + ":" + publish.ChartTag(version))
 	if err != nil {
 		return nil, fmt.Errorf("pulling the chart oci://%s --version %s: %w", repo, version, err)
 	}

@@ -38,8 +38,12 @@ func Chart(dir string, created time.Time) (v1.Image, ChartMeta, error) {
 	if err != nil {
 		return nil, ChartMeta{}, err
 	}
+	config, err := yaml.YAMLToJSON(raw)
+	if err != nil {
+		return nil, ChartMeta{}, fmt.Errorf("%s: %w", chartYAML, err)
+	}
 	var meta ChartMeta
-	if err := yaml.Unmarshal(raw, &meta); err != nil {
+	if err := json.Unmarshal(config, &meta); err != nil {
 		return nil, ChartMeta{}, fmt.Errorf("%s: %w", chartYAML, err)
 	}
 	switch {
@@ -47,10 +51,6 @@ func Chart(dir string, created time.Time) (v1.Image, ChartMeta, error) {
 		return nil, ChartMeta{}, fmt.Errorf("%s: name is required", chartYAML)
 	case meta.Version == "":
 		return nil, ChartMeta{}, fmt.Errorf("%s: version is required", chartYAML)
-	}
-	config, err := yaml.YAMLToJSON(raw)
-	if err != nil {
-		return nil, ChartMeta{}, fmt.Errorf("%s: %w", chartYAML, err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".helmignore")); !errors.Is(err, os.ErrNotExist) {
 		return nil, ChartMeta{}, fmt.Errorf("%s: not supported: the chart is published with every file of its folder", filepath.Join(dir, ".helmignore"))

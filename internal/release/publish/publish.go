@@ -267,8 +267,12 @@ func (p *Publisher) Chart(src image.Source) (image.Built, bool, error) {
 		return image.Built{}, false, fmt.Errorf("%s: version %s is not the release's, %s (make bundle sets it)",
 			filepath.Join(dir, "Chart.yaml"), meta.Version, src.Version)
 	}
-	return image.Built{Repo: base(p.TagBase) + "/charts/" + meta.Name, Tag: strings.ReplaceAll(meta.Version, "+", "_"), Artifact: art}, true, nil
+	return image.Built{Repo: base(p.TagBase) + "/charts/" + meta.Name, Tag: ChartTag(meta.Version), Artifact: art}, true, nil
 }
+
+// ChartTag is the tag of a chart's version, as Helm names it: a tag may not hold the "+" of
+// semver's build metadata, which Helm writes as "_".
+func ChartTag(version string) string { return strings.ReplaceAll(version, "+", "_") }
 
 // registryPath is the path of a repository below its registry host: quay.io/x/y is x/y.
 func registryPath(repo string) string {
