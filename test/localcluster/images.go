@@ -92,19 +92,9 @@ func (c *Cluster) pushInfraImages(ctx context.Context) error {
 func (c *Cluster) Push(ctx context.Context, images ...image.Built) error {
 	var local []image.Built
 	for _, img := range images {
-		local = append(local, image.Built{Repo: c.Registry + "/" + registryPath(img.Repo), Tag: img.Tag, Artifact: img.Artifact})
+		local = append(local, image.Built{Repo: c.Registry + "/" + image.RepoPath(img.Repo), Tag: img.Tag, Artifact: img.Artifact})
 	}
 	return image.Push(ctx, local)
-}
-
-// registryPath is a repository's path below its registry host: quay.io/x/y is x/y.
-func registryPath(repo string) string {
-	for i := 0; i < len(repo); i++ {
-		if repo[i] == '/' {
-			return repo[i+1:]
-		}
-	}
-	return repo
 }
 
 func splitTag(ref string) (repo, tag string) {

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/mycompany/app-operator/internal/release/catalog"
+	"github.com/mycompany/app-operator/internal/release/image"
 	"github.com/mycompany/app-operator/internal/release/publish"
 	"github.com/mycompany/app-operator/test/localcluster"
 )
@@ -36,7 +37,7 @@ func TestAnUpgradeThatWouldInvalidateAppsIsRefused(t *testing.T) {
 
 	// Publish the head's catalog plus the throwaway release.
 	dir := filepath.Join(e.Dir, "catalog-refused")
-	require.NoError(t, copyTree(filepath.Join(e.Dir, "catalog-"+head), dir))
+	require.NoError(t, image.CopyTree(filepath.Join(e.Dir, "catalog-"+head), dir))
 	bad, err := e.rel.BundleImage(badBundle(t, e, head), "v"+badVersion)
 	require.NoError(t, err)
 	require.NoError(t, e.Push(ctx, bad))
@@ -83,7 +84,7 @@ func badBundle(t *testing.T, e *env, head string) string {
 	t.Helper()
 	replaces := csvName(head)
 	src, dst := e.rel.Images[head].PinnedBundle, filepath.Join(e.Dir, "bad-bundle")
-	require.NoError(t, copyTree(src, dst))
+	require.NoError(t, image.CopyTree(src, dst))
 	manifests := filepath.Join(dst, "manifests")
 
 	edit(t, filepath.Join(manifests, "mycompany.com_apps.yaml"), func(crd map[string]any) {
@@ -137,22 +138,4 @@ func edit(t *testing.T, path string, change func(map[string]any)) {
 	raw, err = yaml.Marshal(obj)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(path, raw, 0o644))
-}
-
-func copyTree(src, dst string) error {
-	return filepath.Walk(src, func(path string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		target := filepath.Join(dst, rel)
-		if info.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, raw, 0o644)
-	})
 }

@@ -7,6 +7,7 @@ package image
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -56,6 +57,12 @@ func Assemble(p v1.Platform, created time.Time, cfg Config, layers ...v1.Layer) 
 		}
 	}
 	return mutate.ConfigFile(img, cf)
+}
+
+// RepoPath is the path of a repository below its registry host: quay.io/x/y is x/y.
+func RepoPath(repo string) string {
+	_, rest, _ := strings.Cut(repo, "/")
+	return rest
 }
 
 // IndexOf makes a multi-platform OCI index of images, one per platform in the order given.

@@ -278,3 +278,34 @@ func TestAPushAuthenticatesAsDockerLoginDoes(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dockerConfig, "config.json"), []byte(config), 0o600))
 	require.NoError(t, Push(context.Background(), images), "the credentials docker login wrote")
 }
+
+func TestRepoPathIsTheRepositoryBelowItsRegistryHost(t *testing.T) {
+	for repo, want := range map[string]string{
+		"quay.io/mycompany/app-operator":               "mycompany/app-operator",
+		"127.0.0.1:5000/mycompany/charts/app-operator": "mycompany/charts/app-operator",
+		"localcluster.local/pause":                     "pause",
+	} {
+		require.Equal(t, want, RepoPath(repo), repo)
+	}
+}
+
+func TestCopyTreeCopiesEveryFolderAndFile(t *testing.T) {
+	src := t.TempDir()
+	files := map[string]string{"metadata/annotations.yaml": "a: b\n", "manifests/csv.yaml": "kind: x\n", "top.json": "{}"}
+	for p, data := range files {
+		require.NoError(t, os.MkdirAll(filepath.Join(src, filepath.Dir(p)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(src, p), []byte(data), 0o600))
+	}
+	require.NoError(t, os.Mkdir(filepath.Join(src, "empty"), 0o755))
+
+	dst := filepath.Join(t.TempDir(), "copy")
+	require.NoError(t, CopyTree(src, dst))
+	for p, data := range files {
+		got, err := os.ReadFile(filepath.Join(dst, p))
+		require.NoError(t, err, p)
+		require.Equal(t, data, string(got), p)
+	}
+	info, err := os.Stat(filepath.Join(dst, "empty"))
+	require.NoError(t, err)
+	require.True(t, info.IsDir())
+}

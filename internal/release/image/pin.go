@@ -2,9 +2,9 @@ package image
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -46,7 +46,7 @@ func ByDigest(ref string, digest v1.Hash) (string, error) {
 // containerImage annotation) becomes the reference it maps to. This is operator-sdk's
 // --use-image-digests for images built here; everything else is copied as it is.
 func PinDigests(src, dst string, pins map[string]string) error {
-	if err := copyTree(src, dst); err != nil {
+	if err := CopyTree(src, dst); err != nil {
 		return err
 	}
 	csv, err := readCSV(src)
@@ -118,17 +118,18 @@ func keys(m map[string]string) []string {
 	return out
 }
 
-func copyTree(src, dst string) error {
-	return filepath.Walk(src, func(path string, info os.FileInfo, err error) error {
+// CopyTree copies the folder src to dst: its folders, and its files with mode 0644.
+func CopyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		rel, err := filepath.Rel(src, path)
-		if err != nil || strings.HasPrefix(rel, "..") {
-			return fmt.Errorf("%s is not under %s", path, src)
+		if err != nil {
+			return err
 		}
 		target := filepath.Join(dst, rel)
-		if info.IsDir() {
+		if d.IsDir() {
 			return os.MkdirAll(target, 0o755)
 		}
 		data, err := os.ReadFile(path)

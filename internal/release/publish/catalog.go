@@ -44,7 +44,7 @@ func (p *Publisher) UpdateCatalog(ctx context.Context, opm, dir string, releases
 	if err := os.RemoveAll(filepath.Join(dir, release.PackageName)); err != nil {
 		return err
 	}
-	return copyDir(filepath.Join(fresh, release.PackageName), filepath.Join(dir, release.PackageName))
+	return image.CopyTree(filepath.Join(fresh, release.PackageName), filepath.Join(dir, release.PackageName))
 }
 
 // unchanged refuses a cut release whose rendering differs from the committed one.
@@ -81,7 +81,7 @@ func (p *Publisher) render(ctx context.Context, opm string, r release.Release) (
 // published: the catalog directory src and the candidate, rendered from its bundle image in
 // the channels of its bundle.
 func WithCandidate(ctx context.Context, opm, src, dst string, candidate *Images, releases release.Releases) error {
-	if err := copyDir(src, dst); err != nil {
+	if err := image.CopyTree(src, dst); err != nil {
 		return err
 	}
 	rendered, err := Render(ctx, opm, candidate.Bundle)
@@ -105,25 +105,4 @@ func (p *Publisher) CatalogImage(ctx context.Context, candidate *Images, dir str
 		return image.Built{}, err
 	}
 	return image.Built{Repo: p.Repo("-catalog"), Tag: Tag(candidate.Release.Version), Artifact: idx}, nil
-}
-
-func copyDir(src, dst string) error {
-	return filepath.Walk(src, func(path string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, path)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, rel)
-		if info.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, 0o644)
-	})
 }

@@ -274,12 +274,6 @@ func (p *Publisher) Chart(src image.Source) (image.Built, bool, error) {
 // semver's build metadata, which Helm writes as "_".
 func ChartTag(version string) string { return strings.ReplaceAll(version, "+", "_") }
 
-// registryPath is the path of a repository below its registry host: quay.io/x/y is x/y.
-func registryPath(repo string) string {
-	_, rest, _ := strings.Cut(repo, "/")
-	return rest
-}
-
 // base is the directory of a repository: quay.io/x/y is quay.io/x.
 func base(repo string) string { return path.Dir(repo) }
 
@@ -344,7 +338,7 @@ func writeCached(dir string, imgs *Images) error {
 	if err := image.WriteLayout(filepath.Join(tmp, "images"), []image.Built{imgs.Manager, imgs.Bundle}); err != nil {
 		return err
 	}
-	if err := copyDir(imgs.PinnedBundle, filepath.Join(tmp, "bundle")); err != nil {
+	if err := image.CopyTree(imgs.PinnedBundle, filepath.Join(tmp, "bundle")); err != nil {
 		return err
 	}
 	raw, err := json.Marshal(cachedSource{Revision: imgs.Source.Revision, Created: imgs.Source.Created})

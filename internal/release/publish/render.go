@@ -27,7 +27,7 @@ func Render(ctx context.Context, opm string, bundle image.Built) ([]byte, error)
 	}
 	defer func() { _ = reg.Close() }()
 
-	local := image.Rebase([]image.Built{bundle}, reg.Addr+"/"+base(registryPath(bundle.Repo)))[0]
+	local := image.Rebase([]image.Built{bundle}, reg.Addr+"/"+base(image.RepoPath(bundle.Repo)))[0]
 	if err := image.Push(ctx, []image.Built{local}); err != nil {
 		return nil, err
 	}
