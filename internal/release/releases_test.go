@@ -103,8 +103,6 @@ func TestTheCommittedRecordParses(t *testing.T) {
 	require.NotEmpty(t, rs.Cut())
 }
 
-// next is the release OLM upgrades an installed version to: the newest release that replaces
-// it or whose skipRange holds it; "" if none does.
 // Every release of the committed record reaches the newest by OLM's upgrades, each step to a
 // newer release. (That each jump is one OLM can carry out, the CRD of its target converting
 // what the release before stored, is tested on a cluster by test/upgrade.)
