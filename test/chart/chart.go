@@ -42,8 +42,8 @@ func Dir() string {
 // Load loads the chart from its folder.
 func Load() (*chartv2.Chart, error) { return loader.Load(Dir()) }
 
-// Lint lints the chart with vals, as helm lint --strict does, and returns its warnings and
-// errors.
+// Lint lints the chart with vals, as helm lint --strict does, and returns every message it
+// prints: its recommendations (INFO), warnings and errors.
 func Lint(vals map[string]any) []string {
 	lint := action.NewLint()
 	lint.Strict = true
@@ -52,7 +52,7 @@ func Lint(vals map[string]any) []string {
 	res := lint.Run([]string{Dir()}, vals)
 	var out []string
 	for _, m := range res.Messages {
-		if m.Severity >= support.WarningSev {
+		if m.Severity >= support.InfoSev {
 			out = append(out, m.Error())
 		}
 	}

@@ -3,6 +3,7 @@ package chart_test
 import (
 	"bytes"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/pem"
 	"os"
 	"path/filepath"
@@ -102,6 +103,26 @@ func TestTheChartIsVersionedAsTheReleaseBeingPrepared(t *testing.T) {
 	}
 	d = find[appsv1.Deployment](t, render(t, map[string]any{"image": map[string]any{"digest": "sha256:" + strings.Repeat("ab", 32)}}), "Deployment")
 	assert.Equal(t, localcluster.TagBase+"@sha256:"+strings.Repeat("ab", 32), d.Spec.Template.Spec.Containers[0].Image, "a digest wins over the tag")
+}
+
+// TestTheChartShowsTheBundlesIcon: the chart's icon is the file the ClusterServiceVersion's
+// icon was taken from, on the default branch, so that Helm's listings show OperatorHub's.
+func TestTheChartShowsTheBundlesIcon(t *testing.T) {
+	b, err := manifests.GetBundleFromDir(filepath.Join(root, "bundle", "manifests"))
+	require.NoError(t, err)
+	require.Len(t, b.CSV.Spec.Icon, 1)
+	icon := b.CSV.Spec.Icon[0]
+	require.Equal(t, "image/svg+xml", icon.MediaType)
+	want, err := base64.StdEncoding.DecodeString(icon.Data)
+	require.NoError(t, err)
+	got, err := os.ReadFile(filepath.Join(root, "docs", "icon.svg"))
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got), "docs/icon.svg is the bundle's icon")
+
+	ch, err := chart.Load()
+	require.NoError(t, err)
+	assert.Equal(t, "https://raw.githubusercontent.com/mycompany/app-operator/main/docs/icon.svg", ch.Metadata.Icon)
+	assert.Equal(t, "https://github.com/mycompany/app-operator", ch.Metadata.Home, "the icon's repository is the chart's home")
 }
 
 // TestTheChartRunsTheManagerAsTheBundleDoes compares the chart's Deployment with the one the
