@@ -64,6 +64,36 @@ func TestAChartNotAtTheReleasesVersionIsNotPublished(t *testing.T) {
 	require.ErrorContains(t, err, "is not the release's, 9.9.9")
 }
 
+// TestACutReleaseReadFromTheCacheIsPublishedWithItsChart: make images VERSION=<a cut release>
+// publishes the chart of that release's source even when its manager and bundle come from the
+// cache of earlier builds (bin/images), which keeps no source. (The first Build of a checkout
+// builds the release; make test's make catalog has built it already.)
+func TestACutReleaseReadFromTheCacheIsPublishedWithItsChart(t *testing.T) {
+	ctx := context.Background()
+	releases, err := release.Load(filepath.Join(root, "catalog"))
+	require.NoError(t, err)
+	cut := releases.Cut()
+	r := cut[len(cut)-1]
+	p, err := publish.ForCheckout(ctx, root, localcluster.TagBase)
+	require.NoError(t, err)
+	built, err := p.Build(ctx, r)
+	require.NoError(t, err)
+	built.Close()
+
+	cached, err := p.Build(ctx, r)
+	require.NoError(t, err)
+	defer cached.Close()
+	src, done, err := p.Source(ctx, cached)
+	require.NoError(t, err)
+	tree := src.Dir
+	ch, ok, err := p.Chart(src)
+	done()
+	require.NoError(t, err)
+	require.True(t, ok, "release %s has its chart", r.Version)
+	require.Equal(t, "quay.io/mycompany/charts/app-operator:"+r.Version, ch.Ref())
+	require.NoDirExists(t, tree, "the checkout is removed")
+}
+
 // contents are a chart's files by name.
 func contents(files []*chartcommon.File) map[string]string {
 	out := map[string]string{}

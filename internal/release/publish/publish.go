@@ -45,7 +45,8 @@ type Images struct {
 	// PinnedBundle is the release's bundle directory with the manager named by digest: what
 	// the bundle image holds. It is removed by Close.
 	PinnedBundle string
-	// Source is what the images were built from.
+	// Source is what the images were built from. Its Dir, the source tree, is empty for images
+	// read from the cache, which keeps no source: Publisher.Source checks it out again.
 	Source  image.Source
 	cleanup func()
 }
@@ -226,17 +227,22 @@ func git(ctx context.Context, dir string, args ...string) error {
 // Candidate builds the other artifacts of a release from its source: the scorecard tests, the
 // sample workload, and the Helm chart if it has one (see Chart).
 func (p *Publisher) Candidate(ctx context.Context, imgs *Images) ([]image.Built, error) {
-	scorecard, err := p.Scorecard(ctx, imgs.Source)
+	src, done, err := p.Source(ctx, imgs)
 	if err != nil {
 		return nil, err
 	}
-	sample, err := p.Sample(ctx, imgs.Source)
+	defer done()
+	scorecard, err := p.Scorecard(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	sample, err := p.Sample(ctx, src)
 	if err != nil {
 		return nil, err
 	}
 	out := []image.Built{{Repo: p.Repo("-scorecard"), Tag: Tag(imgs.Release.Version), Artifact: scorecard},
 		{Repo: p.Repo("-sample"), Tag: SampleTag, Artifact: sample}}
-	chart, ok, err := p.Chart(imgs.Source)
+	chart, ok, err := p.Chart(src)
 	if err != nil {
 		return nil, err
 	}
@@ -244,6 +250,22 @@ func (p *Publisher) Candidate(ctx context.Context, imgs *Images) ([]image.Built,
 		out = append(out, chart)
 	}
 	return out, nil
+}
+
+// Source is the source tree a release's images were built from: their own while they are open
+// or, for a cut release's images read from the cache, which keeps no source, its commit checked
+// out again. done removes what Source checked out.
+func (p *Publisher) Source(ctx context.Context, imgs *Images) (src image.Source, done func(), err error) {
+	if imgs.Source.Dir != "" {
+		return imgs.Source, func() {}, nil
+	}
+	tree, err := p.worktree(ctx, imgs.Release)
+	if err != nil {
+		return image.Source{}, nil, err
+	}
+	src = imgs.Source
+	src.Dir = tree
+	return src, func() { p.removeWorktree(tree) }, nil
 }
 
 // ChartDir is the Helm chart's folder in a checkout.
@@ -366,5 +388,5 @@ func readCached(dir string, r release.Release) (*Images, error) {
 		return nil, fmt.Errorf("the cached images in %s are not whole: %w", dir, err)
 	}
 	return &Images{Release: r, Manager: built[0], Bundle: built[1], PinnedBundle: filepath.Join(dir, "bundle"),
-		Source: image.Source{Dir: dir, Version: r.Version, Revision: src.Revision, Created: src.Created}}, nil
+		Source: image.Source{Version: r.Version, Revision: src.Revision, Created: src.Created}}, nil
 }
