@@ -382,7 +382,7 @@ $(LOCALBIN)/pause: test/cmd/pause/main.go
 	cd $(TEST_MODULE) && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $@ ./cmd/pause
 
 .PHONY: tools
-tools: $(ALL_TOOLS) ## Build every pinned tool into bin/ (about 25 minutes cold, seconds after).
+tools: $(ALL_TOOLS) ## Build every pinned tool into bin/ (20 to 35 minutes cold on two cores, seconds after).
 
 .PHONY: tools-envtest
 tools-envtest: $(ENVTEST_TOOLS) ## Build the kube-apiserver, etcd and kubectl that envtest runs.
