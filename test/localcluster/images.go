@@ -92,10 +92,14 @@ func (c *Cluster) pushInfraImages(ctx context.Context) error {
 func (c *Cluster) Push(ctx context.Context, images ...image.Built) error {
 	var local []image.Built
 	for _, img := range images {
-		local = append(local, image.Built{Repo: c.Registry + "/" + image.RepoPath(img.Repo), Tag: img.Tag, Artifact: img.Artifact})
+		local = append(local, image.Built{Repo: c.inRegistry(img.Repo), Tag: img.Tag, Artifact: img.Artifact})
 	}
 	return image.Push(ctx, local)
 }
+
+// inRegistry is the repository of the cluster's registry that serves repo: quay.io/x/y is
+// <registry>/x/y.
+func (c *Cluster) inRegistry(repo string) string { return c.Registry + "/" + image.RepoPath(repo) }
 
 func splitTag(ref string) (repo, tag string) {
 	for i := len(ref) - 1; i >= 0; i-- {

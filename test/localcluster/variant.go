@@ -17,7 +17,7 @@ import (
 // differently, such as a workload that never becomes ready.
 func (c *Cluster) PushWithArgs(ctx context.Context, from, to string, args []string) error {
 	repo, tag := splitTag(from)
-	src, err := name.NewTag(c.Registry + "/" + image.RepoPath(repo) + ":" + tag)
+	src, err := name.NewTag(c.inRegistry(repo) + ":" + tag)
 	if err != nil {
 		return err
 	}
