@@ -173,8 +173,13 @@ func TestDriftOnChildrenIsReverted(t *testing.T) {
 
 // eventMessages lists the messages of the App's Events of a reason.
 func eventMessages(t *testing.T, app *appv1.App, reason string) []string {
+	return notes(appEvents(t, app, reason))
+}
+
+// notes are the messages of Events.
+func notes(events []eventsv1.Event) []string {
 	var out []string
-	for _, e := range appEvents(t, app, reason) {
+	for _, e := range events {
 		out = append(out, e.Note)
 	}
 	return out

@@ -136,7 +136,7 @@ func requireNoRetry(t *testing.T) {
 func requireReportedOnce(t *testing.T, app *appv1.App, reason string) {
 	t.Helper()
 	events := appEvents(t, app, reason)
-	require.Equal(t, 1, len(events), "the %s Events: %q", reason, eventMessages(t, app, reason))
+	require.Equal(t, 1, len(events), "the %s Events: %q", reason, notes(events))
 	require.Nil(t, events[0].Series, "the %s Event was emitted again", reason)
 }
 
