@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,14 +88,25 @@ func (e *env) waitRelease(t *testing.T, version string) *localcluster.Manager {
 func (e *env) waitSettled(t *testing.T, version string, want []string) *localcluster.Manager {
 	t.Helper()
 	ctx := context.Background()
-	start := time.Now()
-	defer func() { t.Logf("release %s settled in %.1fs", version, time.Since(start).Seconds()) }()
+	start, last := time.Now(), time.Now()
+	var phases []string
+	took := func(phase string) {
+		phases = append(phases, fmt.Sprintf("%s %.1fs", phase, time.Since(last).Seconds()))
+		last = time.Now()
+	}
+	defer func() {
+		t.Logf("release %s settled in %.1fs (%s)", version, time.Since(start).Seconds(), strings.Join(phases, ", "))
+	}()
 	_, err := e.WaitForCSV(ctx, csvName(version), 5*time.Minute)
 	require.NoError(t, err)
+	took("CSV")
 	m, err := e.WaitForManager(ctx, csvName(version), 5*time.Minute)
 	require.NoError(t, err)
+	took("manager")
 	require.NoError(t, e.WaitForCRD(ctx))
+	took("CRD")
 	require.NoError(t, e.WaitForWebhooks(ctx))
+	took("webhooks")
 	require.NoError(t, e.Poll(ctx, 2*time.Minute, fmt.Sprintf("storedVersions %v", want), func(ctx context.Context) (bool, error) {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		if err := e.Client.Get(ctx, client.ObjectKey{Name: "apps.mycompany.com"}, crd); err != nil {
@@ -102,6 +114,7 @@ func (e *env) waitSettled(t *testing.T, version string, want []string) *localclu
 		}
 		return fmt.Sprint(crd.Status.StoredVersions) == fmt.Sprint(want), nil
 	}))
+	took("storedVersions")
 	return m
 }
 
