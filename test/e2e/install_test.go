@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/mycompany/app-operator/internal/release/image"
 	"github.com/mycompany/app-operator/test/localcluster"
 )
 
@@ -35,6 +38,41 @@ func TestOLMInstallsTheOperatorFromTheCatalog(t *testing.T) {
 		require.True(t, m.Supported, "install mode %s", m.Type)
 	}
 	require.Equal(t, []string{"v1"}, crd.Status.StoredVersions)
+}
+
+// App Operator says it runs on a cluster without a way out, as this one is: the node reaches
+// no public registry and pulls quay.io from a mirror. What OLM runs is named by digest and
+// listed in the ClusterServiceVersion's relatedImages, which mirroring tools copy, and the node
+// pulled exactly those digests.
+func TestWhatRunsIsWhatAMirrorOfTheRelatedImagesHolds(t *testing.T) {
+	ctx := context.Background()
+	csv := &operatorsv1alpha1.ClusterServiceVersion{}
+	require.NoError(t, cluster.Client.Get(ctx, client.ObjectKey{Namespace: localcluster.OperatorsNamespace, Name: headCSV()}, csv))
+	require.Equal(t, "true", csv.Annotations[image.DisconnectedAnnotation])
+	require.NoError(t, image.RunsDisconnected(csv))
+	related := map[string]bool{}
+	for _, r := range csv.Spec.RelatedImages {
+		related[r.Image] = true
+	}
+
+	managers, _, err := cluster.Managers(ctx)
+	require.NoError(t, err)
+	require.NotEmpty(t, managers)
+	for _, m := range managers {
+		pod := m.Pod
+		images := map[string]string{}
+		for _, c := range append(slices.Clone(pod.Spec.InitContainers), pod.Spec.Containers...) {
+			images[c.Name] = c.Image
+		}
+		statuses := append(slices.Clone(pod.Status.InitContainerStatuses), pod.Status.ContainerStatuses...)
+		require.Len(t, statuses, len(images), "pod %s", pod.Name)
+		for _, s := range statuses {
+			ref := images[s.Name]
+			require.True(t, related[ref], "pod %s container %s runs %s, which relatedImages does not list", pod.Name, s.Name, ref)
+			_, digest, _ := strings.Cut(ref, "@")
+			require.True(t, strings.HasSuffix(s.ImageID, "@"+digest), "pod %s container %s: the node pulled %s for %s", pod.Name, s.Name, s.ImageID, ref)
+		}
+	}
 }
 
 // The install runs two managers, spread across nodes and kept by a PodDisruptionBudget, and

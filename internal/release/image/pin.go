@@ -44,11 +44,10 @@ func ByDigest(ref string, digest v1.Hash) (string, error) {
 // PinDigests writes a copy of a bundle directory whose ClusterServiceVersion names images by
 // digest: every value equal to a key of pins (the containers' images, relatedImages and the
 // containerImage annotation) becomes the reference it maps to. This is operator-sdk's
-// --use-image-digests for images built here; everything else is copied as it is.
+// --use-image-digests for images built here; everything else is copied as it is. A
+// ClusterServiceVersion that says it runs disconnected must, pinned, pass RunsDisconnected;
+// nothing is written if it does not.
 func PinDigests(src, dst string, pins map[string]string) error {
-	if err := CopyTree(src, dst); err != nil {
-		return err
-	}
 	csv, err := readCSV(src)
 	if err != nil {
 		return err
@@ -57,8 +56,14 @@ func PinDigests(src, dst string, pins map[string]string) error {
 	if replaced == 0 {
 		return fmt.Errorf("%s names none of the images to pin: %v", filepath.Join(src, CSVFile), keys(pins))
 	}
+	if err := runsDisconnected(csv); err != nil {
+		return fmt.Errorf("%s, pinned: %w", filepath.Join(src, CSVFile), err)
+	}
 	raw, err := yaml.Marshal(csv)
 	if err != nil {
+		return err
+	}
+	if err := CopyTree(src, dst); err != nil {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dst, CSVFile), raw, 0o644)
