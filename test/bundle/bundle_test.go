@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,7 +17,10 @@ import (
 	"github.com/operator-framework/api/pkg/validation/errors"
 	interfaces "github.com/operator-framework/api/pkg/validation/interfaces"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/mycompany/app-operator/internal/release/image"
 )
 
 const root = "../.."
@@ -150,4 +154,49 @@ func TestCSVDeclaresWhatOLMNeeds(t *testing.T) {
 	for _, key := range []string{"alm-examples", "capabilities", "categories", "containerImage", "createdAt", "repository", "description"} {
 		require.NotEmpty(t, csv.Annotations[key], key)
 	}
+}
+
+// OLM and OperatorHub offer an operator on the platforms its CSV's labels name, and on
+// linux/amd64 alone when it names none. The labels name exactly the platforms the images are
+// built for, and the manager's node affinity lets it run on each.
+func TestCSVNamesThePlatformsTheImagesAreBuiltFor(t *testing.T) {
+	csv := load(t).CSV
+	want := map[string]string{}
+	for _, p := range image.Platforms {
+		want["operatorframework.io/os."+p.OS] = "supported"
+		want["operatorframework.io/arch."+p.Architecture] = "supported"
+	}
+	got := map[string]string{}
+	for k, v := range csv.Labels {
+		if strings.HasPrefix(k, "operatorframework.io/os.") || strings.HasPrefix(k, "operatorframework.io/arch.") {
+			got[k] = v
+		}
+	}
+	require.Equal(t, want, got, "the CSV's platform labels (config/manifests/bases) against image.Platforms")
+
+	pod := csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template.Spec
+	for _, p := range image.Platforms {
+		node := map[string]string{corev1.LabelOSStable: p.OS, corev1.LabelArchStable: p.Architecture}
+		require.True(t, schedulable(pod.Affinity, node), "the manager may run on a %s/%s node", p.OS, p.Architecture)
+	}
+	require.False(t, schedulable(pod.Affinity, map[string]string{corev1.LabelOSStable: "windows", corev1.LabelArchStable: "amd64"}),
+		"the manager may not run on a windows node")
+}
+
+// schedulable reports whether a pod with affinity may run on a node with labels, as far as its
+// required node affinity's In terms say.
+func schedulable(affinity *corev1.Affinity, labels map[string]string) bool {
+	if affinity == nil || affinity.NodeAffinity == nil || affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return true
+	}
+	for _, term := range affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		matches := true
+		for _, e := range term.MatchExpressions {
+			matches = matches && e.Operator == corev1.NodeSelectorOpIn && slices.Contains(e.Values, labels[e.Key])
+		}
+		if matches {
+			return true
+		}
+	}
+	return false
 }
