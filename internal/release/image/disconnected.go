@@ -18,10 +18,15 @@ const DisconnectedAnnotation = "features.operators.openshift.io/disconnected"
 // disconnected: every image its Deployments run, and its containerImage, is named by digest,
 // which a cluster's image digest mirrors redirect, and is listed in spec.relatedImages, which
 // mirroring tools copy. Each image that is not gets an error naming its field. A
-// ClusterServiceVersion that does not say so is not checked.
+// ClusterServiceVersion that says "false", or nothing, is not checked; any other value is an
+// error.
 func RunsDisconnected(csv *operatorsv1alpha1.ClusterServiceVersion) error {
-	if csv.Annotations[DisconnectedAnnotation] != "true" {
+	switch said := csv.Annotations[DisconnectedAnnotation]; said {
+	case "true":
+	case "false", "":
 		return nil
+	default:
+		return fmt.Errorf("ClusterServiceVersion %s: metadata.annotations[%s]: %q is neither \"true\" nor \"false\"", csv.Name, DisconnectedAnnotation, said)
 	}
 	related := map[string]bool{}
 	var errs []error

@@ -44,7 +44,8 @@ func TestRunsDisconnectedNamesEachImageAMirrorCouldNotServe(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		change func(*operatorsv1alpha1.ClusterServiceVersion)
-		errs   []string
+		errs   []string // one for each image at fault
+		err    string   // the whole error, where no image is at fault
 	}{
 		{name: "every image by digest and listed", change: func(*operatorsv1alpha1.ClusterServiceVersion) {}},
 		{name: "not said: not checked", change: func(c *operatorsv1alpha1.ClusterServiceVersion) {
@@ -55,6 +56,9 @@ func TestRunsDisconnectedNamesEachImageAMirrorCouldNotServe(t *testing.T) {
 			c.Annotations[DisconnectedAnnotation] = "false"
 			c.Spec.RelatedImages = nil
 		}},
+		{name: "said otherwise", change: func(c *operatorsv1alpha1.ClusterServiceVersion) {
+			c.Annotations[DisconnectedAnnotation] = "yes"
+		}, err: `ClusterServiceVersion app-operator.v1.1.0: metadata.annotations[features.operators.openshift.io/disconnected]: "yes" is neither "true" nor "false"`},
 		{name: "a container by tag", change: func(c *operatorsv1alpha1.ClusterServiceVersion) {
 			c.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template.Spec.Containers[1].Image = "quay.io/mycompany/proxy:v1"
 		}, errs: []string{containers + `[1].image: "quay.io/mycompany/proxy:v1" is not named by digest`}},
@@ -77,6 +81,10 @@ func TestRunsDisconnectedNamesEachImageAMirrorCouldNotServe(t *testing.T) {
 			csv := disconnectedCSV()
 			tc.change(csv)
 			err := RunsDisconnected(csv)
+			if tc.err != "" {
+				require.EqualError(t, err, tc.err)
+				return
+			}
 			if tc.errs == nil {
 				require.NoError(t, err)
 				return
