@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -18,6 +17,8 @@ import (
 	interfaces "github.com/operator-framework/api/pkg/validation/interfaces"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"sigs.k8s.io/yaml"
 
 	"github.com/mycompany/app-operator/internal/release/image"
@@ -177,26 +178,18 @@ func TestCSVNamesThePlatformsTheImagesAreBuiltFor(t *testing.T) {
 	pod := csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template.Spec
 	for _, p := range image.Platforms {
 		node := map[string]string{corev1.LabelOSStable: p.OS, corev1.LabelArchStable: p.Architecture}
-		require.True(t, schedulable(pod.Affinity, node), "the manager may run on a %s/%s node", p.OS, p.Architecture)
+		require.True(t, schedulable(t, pod.Affinity, node), "the manager may run on a %s/%s node", p.OS, p.Architecture)
 	}
-	require.False(t, schedulable(pod.Affinity, map[string]string{corev1.LabelOSStable: "windows", corev1.LabelArchStable: "amd64"}),
+	require.False(t, schedulable(t, pod.Affinity, map[string]string{corev1.LabelOSStable: "windows", corev1.LabelArchStable: "amd64"}),
 		"the manager may not run on a windows node")
 }
 
-// schedulable reports whether a pod with affinity may run on a node with labels, as far as its
-// required node affinity's In terms say.
-func schedulable(affinity *corev1.Affinity, labels map[string]string) bool {
-	if affinity == nil || affinity.NodeAffinity == nil || affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
-		return true
-	}
-	for _, term := range affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
-		matches := true
-		for _, e := range term.MatchExpressions {
-			matches = matches && e.Operator == corev1.NodeSelectorOpIn && slices.Contains(e.Values, labels[e.Key])
-		}
-		if matches {
-			return true
-		}
-	}
-	return false
+// schedulable reports whether a pod with affinity may run on a node with labels, as the
+// scheduler's required node affinity decides.
+func schedulable(t *testing.T, affinity *corev1.Affinity, labels map[string]string) bool {
+	t.Helper()
+	pod := &corev1.Pod{Spec: corev1.PodSpec{Affinity: affinity}}
+	ok, err := nodeaffinity.GetRequiredNodeAffinity(pod).Match(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: labels}})
+	require.NoError(t, err)
+	return ok
 }

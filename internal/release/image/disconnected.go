@@ -32,13 +32,13 @@ func RunsDisconnected(csv *operatorsv1alpha1.ClusterServiceVersion) error {
 	var errs []error
 	for i, r := range csv.Spec.RelatedImages {
 		related[r.Image] = true
-		if !byDigest(r.Image) {
+		if !namedByDigest(r.Image) {
 			errs = append(errs, fmt.Errorf("spec.relatedImages[%d].image: %q is not named by digest", i, r.Image))
 		}
 	}
 	check := func(field, image string) {
 		switch {
-		case !byDigest(image):
+		case !namedByDigest(image):
 			errs = append(errs, fmt.Errorf("%s: %q is not named by digest", field, image))
 		case !related[image]:
 			errs = append(errs, fmt.Errorf("%s: %q is not in spec.relatedImages", field, image))
@@ -78,7 +78,8 @@ func runsDisconnected(csv map[string]any) error {
 	return RunsDisconnected(typed)
 }
 
-func byDigest(ref string) bool {
+// namedByDigest reports whether ref names an image by digest (repo@sha256:...), not by tag.
+func namedByDigest(ref string) bool {
 	_, err := name.NewDigest(ref)
 	return err == nil
 }
