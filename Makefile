@@ -354,7 +354,7 @@ $(eval $(call tool,cpb,olm,github.com/operator-framework/operator-lifecycle-mana
 $(eval $(call tool,copy-content,olm,github.com/operator-framework/operator-lifecycle-manager/cmd/copy-content))
 $(eval $(call tool,opm,olm,github.com/operator-framework/operator-registry/cmd/opm))
 $(eval $(call tool,grpc_health_probe,olm,github.com/grpc-ecosystem/grpc-health-probe))
-$(eval $(call tool,metrics-server,metrics,sigs.k8s.io/metrics-server/cmd/metrics-server))
+$(eval $(call tool,metrics-server,kube,sigs.k8s.io/metrics-server/cmd/metrics-server))
 $(eval $(call tool,promtool,prom,github.com/prometheus/prometheus/cmd/promtool))
 $(eval $(call tool,golangci-lint,lint,github.com/golangci/golangci-lint/v2/cmd/golangci-lint))
 $(eval $(call tool,actionlint,workflows,github.com/rhysd/actionlint/cmd/actionlint))
@@ -372,8 +372,8 @@ OLM_TOOLS := $(addprefix $(LOCALBIN)/,olm catalog cpb copy-content opm grpc_heal
 ALL_TOOLS := $(CONTROLLER_GEN) $(KUSTOMIZE) $(CLUSTER_TOOLS) $(OLM_TOOLS) $(LOCALBIN)/promtool $(GOLANGCI_LINT) $(ACTIONLINT) $(LOCALBIN)/pause
 
 # metrics-server's release manifest, rendered from the pinned module as its releases publish it.
-$(LOCALBIN)/metrics-server.yaml: hack/tools/metrics/go.mod hack/tools/metrics/go.sum $(KUSTOMIZE)
-	$(KUSTOMIZE) build "$$(cd hack/tools/metrics && go mod download -json sigs.k8s.io/metrics-server | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')/manifests/overlays/release" > $@.tmp
+$(LOCALBIN)/metrics-server.yaml: hack/tools/kube/go.mod hack/tools/kube/go.sum $(KUSTOMIZE)
+	$(KUSTOMIZE) build "$$(cd hack/tools/kube && go mod download -json sigs.k8s.io/metrics-server | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')/manifests/overlays/release" > $@.tmp
 	mv $@.tmp $@
 
 # The sandbox of every pod on the local cluster's node: the project's own, as nothing is pulled

@@ -5,7 +5,7 @@
 #
 #   hack/tools/build.sh <module> <package> [<output name>]
 #
-# Tools of module kube get the Kubernetes version stamped in, or kube-apiserver reports v0.0.0.
+# The Kubernetes commands and metrics-server get their version stamped in, or they report v0.0.0.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -17,11 +17,24 @@ ldflags="-s -w"
 tags=""
 case $module in
 kube)
-	v=$(cd "$dir" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
-	minor=$(echo "$v" | cut -d. -f2)
-	ldflags="$ldflags -X k8s.io/component-base/version.gitVersion=$v -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean"
+	# Static, as Kubernetes builds its own releases. metrics-server runs in an image that holds
+	# nothing but the binary, and it shares its libraries' compiled packages with the control
+	# plane only when both are built alike.
+	export CGO_ENABLED=0
+	case $pkg in
+	k8s.io/kubernetes/*)
+		v=$(cd "$dir" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
+		minor=$(echo "$v" | cut -d. -f2)
+		ldflags="$ldflags -X k8s.io/component-base/version.gitVersion=$v -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean"
+		;;
+	sigs.k8s.io/metrics-server/*)
+		# Where metrics-server's own release build stamps its version.
+		v=$(cd "$dir" && go list -m -f '{{.Version}}' sigs.k8s.io/metrics-server)
+		ldflags="$ldflags -X k8s.io/client-go/pkg/version.gitVersion=$v"
+		;;
+	esac
 	;;
-olm | node | metrics)
+olm | node)
 	# These run in the local cluster's images, which hold nothing but the binary: static. opm
 	# without these tags needs the gpgme C library.
 	export CGO_ENABLED=0

@@ -8,7 +8,7 @@ import (
 )
 
 // MetricsServerImage serves the resource metrics API that HorizontalPodAutoscalers read: the
-// metrics-server pinned in hack/tools/metrics.
+// metrics-server pinned in hack/tools/kube.
 var MetricsServerImage = LocalImageHost + "/metrics-server:v0.8.0"
 
 // DownscaleStabilization is how long the local cluster's HorizontalPodAutoscalers keep a higher
