@@ -13,6 +13,9 @@ module=$1 pkg=$2 out=${3:-$(basename "$2")}
 dir=$root/hack/tools/$module
 mkdir -p "$root/bin"
 
+# pinned prints the version this tool's module pins of a module.
+pinned() { (cd "$dir" && go list -m -f '{{.Version}}' "$1"); }
+
 ldflags="-s -w"
 tags=""
 case $module in
@@ -23,14 +26,13 @@ kube)
 	export CGO_ENABLED=0
 	case $pkg in
 	k8s.io/kubernetes/*)
-		v=$(cd "$dir" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
+		v=$(pinned k8s.io/kubernetes)
 		minor=$(echo "$v" | cut -d. -f2)
 		ldflags="$ldflags -X k8s.io/component-base/version.gitVersion=$v -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean"
 		;;
 	sigs.k8s.io/metrics-server/*)
 		# Where metrics-server's own release build stamps its version.
-		v=$(cd "$dir" && go list -m -f '{{.Version}}' sigs.k8s.io/metrics-server)
-		ldflags="$ldflags -X k8s.io/client-go/pkg/version.gitVersion=$v"
+		ldflags="$ldflags -X k8s.io/client-go/pkg/version.gitVersion=$(pinned sigs.k8s.io/metrics-server)"
 		;;
 	esac
 	;;
