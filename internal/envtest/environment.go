@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	goruntime "runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -41,6 +40,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/mycompany/app-operator/controllers"
+	"github.com/mycompany/app-operator/internal/checkout"
 	"github.com/mycompany/app-operator/internal/metrics"
 	"github.com/mycompany/app-operator/internal/operator"
 )
@@ -67,7 +67,10 @@ type Environment struct {
 func Start() (*Environment, error) {
 	// Errors only: a failing test shows what went wrong without the noise of every reconcile.
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel), zap.StacktraceLevel(zapcore.PanicLevel)))
-	root := repoRoot()
+	root, err := checkout.Root()
+	if err != nil {
+		return nil, err
+	}
 	e := &Environment{
 		env: &envtest.Environment{
 			// KUBEBUILDER_ASSETS, when set, takes precedence.
@@ -214,11 +217,6 @@ func (e *Environment) Namespace(t *testing.T) string {
 func Eventually(t *testing.T, check func(c *require.Assertions), msgAndArgs ...any) {
 	t.Helper()
 	require.EventuallyWithT(t, func(ct *assert.CollectT) { check(require.New(ct)) }, 20*time.Second, 50*time.Millisecond, msgAndArgs...)
-}
-
-func repoRoot() string {
-	_, file, _, _ := goruntime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
 // Reconciles returns how many reconciles the App controller has run.

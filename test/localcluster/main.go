@@ -3,19 +3,17 @@ package localcluster
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"go.uber.org/zap/zapcore"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/mycompany/app-operator/internal/checkout"
 )
 
-// RepoRoot is the root of the repository.
-func RepoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
+// RepoRoot is the root of the repository (checkout.Root).
+func RepoRoot() string { return checkout.MustRoot() }
 
 // Main is the TestMain of a suite that starts clusters under .cache/<suite>: its clients log
 // only errors (every component logs to its cluster's directory), and clusters an earlier,

@@ -21,7 +21,7 @@ import (
 // for the committed image and for one a developer names, and wants every container of the
 // manager's Deployment to run it, with config/ unchanged after.
 func TestMakeDeployRunsTheImageItIsGivenAndLeavesTheTreeClean(t *testing.T) {
-	root := repoRoot()
+	root := localcluster.RepoRoot()
 	before := gitStatus(t, root)
 
 	releases, err := release.Load(root + "/catalog")
@@ -39,7 +39,7 @@ func TestMakeDeployRunsTheImageItIsGivenAndLeavesTheTreeClean(t *testing.T) {
 // object or annotation is left, every Secret the manager mounts is there, and every webhook
 // and the CRD's conversion trust the folder's CA.
 func TestMakeDeployWithACertDirNeedsNoCertManager(t *testing.T) {
-	root := repoRoot()
+	root := localcluster.RepoRoot()
 	dir := t.TempDir()
 	cmd := exec.Command("make", "--no-print-directory", "-s", "certificates", "CERT_DIR="+dir)
 	cmd.Dir = root

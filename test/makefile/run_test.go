@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	goruntime "runtime"
 	"sync"
 	"syscall"
 	"testing"
@@ -31,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	appv1 "github.com/mycompany/app-operator/api/v1"
+	"github.com/mycompany/app-operator/test/localcluster"
 )
 
 // TestMakeRunReconcilesFromTheHost runs make run's own recipe (without regenerating the
@@ -38,7 +38,7 @@ import (
 // install applies it, and waits until the manager is ready and reconciles an App. Then it
 // stops the manager the way a developer does, with Ctrl-C, and wants a clean exit.
 func TestMakeRunReconcilesFromTheHost(t *testing.T) {
-	root := repoRoot()
+	root := localcluster.RepoRoot()
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: filepath.Join(root, "bin"),
 		CRDInstallOptions:     envtest.CRDInstallOptions{Paths: []string{filepath.Join(root, "config", "crd", "bases")}, ErrorIfPathMissing: true},
@@ -155,9 +155,4 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
-}
-
-func repoRoot() string {
-	_, file, _, _ := goruntime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
 }

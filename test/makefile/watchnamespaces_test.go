@@ -23,7 +23,7 @@ const deployNamespace = "app-operator-system"
 // webhook is limited to them, and the manager's ClusterRole is bound in each of them instead
 // of cluster-wide: as the Helm chart serves them with watchNamespaces.
 func TestMakeDeployForSomeNamespacesServesThoseOnly(t *testing.T) {
-	root := repoRoot()
+	root := localcluster.RepoRoot()
 	hooks := []string{"mapp.mycompany.com", "vapp-scale.mycompany.com", "vapp.mycompany.com"}
 
 	all := served(t, deployManifests(t, root))
@@ -61,7 +61,7 @@ func TestMakeDeployForSomeNamespacesServesThoseOnly(t *testing.T) {
 // that is not of distinct namespace names, naming WATCH_NAMESPACES and the item, and to print
 // nothing that kubectl could apply.
 func TestMakeDeployRefusesABadNamespaceListNamingIt(t *testing.T) {
-	root := repoRoot()
+	root := localcluster.RepoRoot()
 	for list, want := range map[string]string{
 		"team-a,Team_B":  `WATCH_NAMESPACES: "Team_B" is not a namespace name`,
 		"team-a,,team-b": `WATCH_NAMESPACES: "" is not a namespace name`,
