@@ -72,7 +72,8 @@ func (p *Publisher) Repo(suffix string) string { return p.TagBase + suffix }
 // Build builds a release's manager and bundle images: a cut release from its commit, checked
 // out in a git worktree, with the Go toolchain it records; the release being prepared from the
 // checkout as it is. With a CacheDir, a cut release built once with the same toolchain,
-// platforms and image builder is read back instead of built again.
+// platforms and image builder is read back instead of built again; one built now is read back
+// from the cache too, so that nothing of its build is left on disk.
 func (p *Publisher) Build(ctx context.Context, r release.Release) (*Images, error) {
 	if !r.Cut() || p.CacheDir == "" {
 		return p.build(ctx, r)
@@ -89,11 +90,14 @@ func (p *Publisher) Build(ctx context.Context, r release.Release) (*Images, erro
 	if err != nil {
 		return nil, err
 	}
-	if err := writeCached(dir, imgs); err != nil {
-		imgs.Close()
+	err = writeCached(dir, imgs)
+	// Either way the worktree and the temporary bundle go now: a process that keeps the
+	// images until it ends (the suites, make demo) would otherwise leave them behind.
+	imgs.Close()
+	if err != nil {
 		return nil, err
 	}
-	return imgs, nil
+	return readCached(dir, r)
 }
 
 func (p *Publisher) build(ctx context.Context, r release.Release) (*Images, error) {
