@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 )
 
-// Marker is the file at the root of the checkout: the project's PROJECT file.
-const Marker = "PROJECT"
+// marker is the file at the root of the checkout: the project's PROJECT file.
+const marker = "PROJECT"
 
-// Root is the nearest directory, from the working directory up, that holds Marker. Go runs a
+// Root is the nearest directory, from the working directory up, that holds marker. Go runs a
 // test in its package's directory and the Makefile runs its tools in the root, so both find
 // the root wherever the checkout is, and whether or not their source paths were trimmed from
 // the binary (go build -trimpath).
@@ -20,21 +20,21 @@ func Root() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return From(wd)
+	return from(wd)
 }
 
-// From is Root, starting from dir instead of the working directory.
-func From(dir string) (string, error) {
+// from is Root, starting from dir instead of the working directory.
+func from(dir string) (string, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return "", err
 	}
 	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, Marker)); err == nil {
+		if _, err := os.Stat(filepath.Join(d, marker)); err == nil {
 			return d, nil
 		}
 		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no %s file in %s or any directory above it: run from within the App Operator checkout", Marker, dir)
+			return "", fmt.Errorf("no %s file in %s or any directory above it: run from within the App Operator checkout", marker, dir)
 		}
 	}
 }

@@ -12,7 +12,7 @@ func TestFromFindsTheNearestDirectoryHoldingTheMarker(t *testing.T) {
 	top := t.TempDir()
 	nested := filepath.Join(top, "repo", "test", "upgrade")
 	require.NoError(t, os.MkdirAll(nested, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(top, "repo", Marker), nil, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(top, "repo", marker), nil, 0o644))
 
 	for _, tc := range []struct {
 		name, from, want, err string
@@ -22,7 +22,7 @@ func TestFromFindsTheNearestDirectoryHoldingTheMarker(t *testing.T) {
 		{name: "outside any checkout", from: top, err: "no PROJECT file in " + top + " or any directory above it"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := From(tc.from)
+			got, err := from(tc.from)
 			if tc.err != "" {
 				require.ErrorContains(t, err, tc.err)
 				return
@@ -34,7 +34,7 @@ func TestFromFindsTheNearestDirectoryHoldingTheMarker(t *testing.T) {
 }
 
 func TestRootStartsFromTheWorkingDirectory(t *testing.T) {
-	root, err := From(".")
+	root, err := from(".")
 	require.NoError(t, err)
 	require.FileExists(t, filepath.Join(root, "go.mod"), "this package's checkout")
 
