@@ -3,12 +3,16 @@ package main
 import (
 	"flag"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mycompany/app-operator/internal/checkout"
 )
 
 func TestEnvironmentVariablesSetFlagsTheCommandLineDoesNot(t *testing.T) {
@@ -82,4 +86,44 @@ func TestTheSoftMemoryLimitIsNinetyPercentOfTheContainers(t *testing.T) {
 			assert.Equal(t, tc.want, got)
 		})
 	}
+}
+
+// TestTheInstallGuideGivesEachVariablesDefault holds docs/install.md's table of variables
+// against the manager's flags: each variable names a flag, and its default is the flag's.
+func TestTheInstallGuideGivesEachVariablesDefault(t *testing.T) {
+	root, err := checkout.Root()
+	require.NoError(t, err)
+	raw, err := os.ReadFile(filepath.Join(root, "docs", "install.md"))
+	require.NoError(t, err)
+	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+	bindFlags(fs)
+	rows := 0
+	for _, line := range strings.Split(string(raw), "\n") {
+		if !strings.HasPrefix(line, "| `"+EnvPrefix) {
+			continue
+		}
+		cells := strings.Split(line, "|")
+		names, defaults := strings.Split(cells[1], ","), strings.Split(cells[2], ",")
+		require.Len(t, defaults, len(names), "one default for each variable: %s", line)
+		for i, name := range names {
+			name = strings.Trim(strings.TrimSpace(name), "`")
+			flagName := strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(name, EnvPrefix), "_", "-"))
+			f := fs.Lookup(flagName)
+			require.NotNil(t, f, "%s names no flag of the manager (--%s)", name, flagName)
+			if f.DefValue == "" {
+				continue // the library's default, which the flag does not show (zap's level, info)
+			}
+			assert.Equal(t, normalDefault(f.DefValue), normalDefault(strings.TrimSpace(defaults[i])), "the default of %s (--%s)", name, flagName)
+			rows++
+		}
+	}
+	assert.GreaterOrEqual(t, rows, 5, "the table was read")
+}
+
+// normalDefault writes a duration one way: 10h and 10h0m0s alike.
+func normalDefault(v string) string {
+	if d, err := time.ParseDuration(v); err == nil {
+		return d.String()
+	}
+	return v
 }
