@@ -7,6 +7,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/mycompany/app-operator/internal/operator"
 )
 
 // EnvPrefix starts the environment variable of each flag: APP_OPERATOR_ and the flag's name in
@@ -60,4 +62,13 @@ func softMemoryLimit(getenv func(string) string) (int64, error) {
 		return 0, fmt.Errorf("%s=%q: want the container's memory limit as a positive number of bytes", MemoryLimitEnv, raw)
 	}
 	return int64(math.Floor(float64(limit) * memoryLimitShare)), nil
+}
+
+// fillGCPercent is the collector's pace while the controller's caches first fill
+// (operator.FillGCPercent), or 0 where GOGC sets the pace itself.
+func fillGCPercent(getenv func(string) string) int {
+	if getenv("GOGC") != "" {
+		return 0
+	}
+	return operator.FillGCPercent
 }

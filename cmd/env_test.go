@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mycompany/app-operator/internal/checkout"
+	"github.com/mycompany/app-operator/internal/operator"
 )
 
 func TestEnvironmentVariablesSetFlagsTheCommandLineDoesNot(t *testing.T) {
@@ -86,6 +87,11 @@ func TestTheSoftMemoryLimitIsNinetyPercentOfTheContainers(t *testing.T) {
 			assert.Equal(t, tc.want, got)
 		})
 	}
+}
+
+func TestTheCollectorPacesFasterWhileTheCachesFillUnlessGOGCSetsItsPace(t *testing.T) {
+	assert.Equal(t, operator.FillGCPercent, fillGCPercent(func(string) string { return "" }))
+	assert.Zero(t, fillGCPercent(func(k string) string { return map[string]string{"GOGC": "200"}[k] }), "GOGC wins")
 }
 
 // TestTheInstallGuideGivesEachVariablesDefault holds docs/install.md's table of variables

@@ -108,6 +108,7 @@ func run(o options) error {
 		// OPERATOR_CONDITION_NAME; the Deployment passes its namespace down.
 		CSV:               client.ObjectKey{Namespace: os.Getenv("OPERATOR_NAMESPACE"), Name: os.Getenv("OPERATOR_CONDITION_NAME")},
 		InstallMonitoring: o.installMonitoring,
+		FillGCPercent:     fillGCPercent(os.Getenv),
 	}); err != nil {
 		return err
 	}

@@ -34,19 +34,25 @@ func CacheOptions(syncPeriod time.Duration, namespaces []string) cache.Options {
 			scoped[ns] = cache.Config{}
 		}
 	}
+	byObject := map[client.Object]cache.ByObject{&appv1.App{}: {Transform: TrimApp}}
+	for _, c := range children() {
+		byObject[c] = child
+	}
 	return cache.Options{
 		DefaultNamespaces: scoped,
 		SyncPeriod:        &syncPeriod,
 		DefaultTransform:  cache.TransformStripManagedFields(),
-		ByObject: map[client.Object]cache.ByObject{
-			&appv1.App{}:                             {Transform: TrimApp},
-			&appsv1.Deployment{}:                     child,
-			&corev1.Service{}:                        child,
-			&autoscalingv2.HorizontalPodAutoscaler{}: child,
-			&policyv1.PodDisruptionBudget{}:          child,
-		},
+		ByObject:          byObject,
 	}
 }
+
+// children are the kinds of an App's children, which the controller watches.
+func children() []client.Object {
+	return []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &autoscalingv2.HorizontalPodAutoscaler{}, &policyv1.PodDisruptionBudget{}}
+}
+
+// watched are the kinds the controller watches, each in the cache: the App and its children.
+func watched() []client.Object { return append([]client.Object{&appv1.App{}}, children()...) }
 
 // lastApplied is the annotation in which kubectl apply keeps a copy of the whole object.
 const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"

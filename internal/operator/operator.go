@@ -43,6 +43,9 @@ type Options struct {
 	// InstallMonitoring applies the ServiceMonitor and PrometheusRule where the Prometheus
 	// Operator runs; off where the install carries them itself (the Helm chart).
 	InstallMonitoring bool
+	// FillGCPercent, if above 0, is the collector's pace while the controller's caches first
+	// fill (see FillGCPercent); 0 leaves the collector alone.
+	FillGCPercent int
 }
 
 // Scheme holds every type the operator reads or writes.
@@ -91,6 +94,12 @@ func setupControllers(mgr ctrl.Manager, o Options) error {
 	}
 	if err := reconciler.SetupWithManager(mgr, o.MaxConcurrentReconciles); err != nil {
 		return fmt.Errorf("setting up the App controller: %w", err)
+	}
+	if o.FillGCPercent > 0 {
+		if err := mgr.Add(&cacheFill{cache: mgr.GetCache(), kinds: watched(), percent: o.FillGCPercent,
+			log: mgr.GetLogger().WithName("cache")}); err != nil {
+			return err
+		}
 	}
 	if o.CSV.Namespace == "" || !o.InstallMonitoring {
 		return nil // not in a pod (nowhere to put the monitoring objects), or not asked to
