@@ -28,8 +28,10 @@ import (
 type Result struct {
 	Apps        int `json:"apps"`
 	Concurrency int `json:"concurrency"`
-	// ManagerArgs are the arguments added to the manager's by --manager-arg.
+	// ManagerArgs are the arguments added to the manager's by --manager-arg, ManagerEnv the
+	// variables set in its environment by --manager-env.
 	ManagerArgs []string `json:"manager_args,omitempty"`
+	ManagerEnv  []string `json:"manager_env,omitempty"`
 	// The round with the median ratio.
 	comparison
 	CreateSeconds     float64        `json:"create_apps_s"`
@@ -55,8 +57,12 @@ type Result struct {
 	HeapRestartedBytes     float64 `json:"heap_inuse_bytes_restarted"`
 	HeapLiveRestartedBytes float64 `json:"heap_alloc_bytes_restarted"`
 	HeapKiBPerAppRestarted float64 `json:"heap_kib_per_app_restarted"`
-	P50Millis              float64 `json:"reconcile_p50_ms"`
-	P99Millis              float64 `json:"reconcile_p99_ms"`
+	// What the restarted manager spent from its start until it had reconciled every App: CPU
+	// seconds, and garbage collections.
+	RestartedCPUSeconds float64 `json:"restarted_manager_cpu_s"`
+	RestartedGCCycles   float64 `json:"restarted_gc_cycles"`
+	P50Millis           float64 `json:"reconcile_p50_ms"`
+	P99Millis           float64 `json:"reconcile_p99_ms"`
 	// The baseline's time to create one Deployment and Service pair: what a reconcile that
 	// creates an App's children cannot beat on the same API server.
 	BaselineP50Millis float64 `json:"baseline_pair_create_p50_ms"`
@@ -93,6 +99,10 @@ func main() {
 	flag.StringVar(&o.out, "out", "bench.json", "Where to write the figures as JSON.")
 	flag.Func("manager-arg", "An argument added to the manager's, such as --max-concurrent-reconciles=4 (repeatable), to measure another configuration than the bundle's.", func(v string) error {
 		o.managerArgs = append(o.managerArgs, v)
+		return nil
+	})
+	flag.Func("manager-env", "A variable set in the manager's environment, such as GOGC=50 (repeatable), to measure another configuration than the bundle's.", func(v string) error {
+		o.managerEnv = append(o.managerEnv, v)
 		return nil
 	})
 	flag.BoolVar(&o.heapOnly, "heap-only", false, "Measure only convergence and the heap, without the baseline and the steady window (for large APPS).")
@@ -132,17 +142,17 @@ func main() {
 		}
 	}
 	if o.heapOnly {
-		fmt.Printf("BENCH-HEAP apps=%d converge_s=%.2f heap_kib_per_app=%.2f heap_base_mib=%.1f heap_kib_per_app_above_base=%.2f live_kib_per_app=%.2f heap_kib_per_app_restarted=%.2f live_kib_per_app_restarted=%.2f\n",
+		fmt.Printf("BENCH-HEAP apps=%d converge_s=%.2f heap_kib_per_app=%.2f heap_base_mib=%.1f heap_kib_per_app_above_base=%.2f live_kib_per_app=%.2f heap_kib_per_app_restarted=%.2f live_kib_per_app_restarted=%.2f restarted_manager_cpu_s=%.1f restarted_gc_cycles=%.0f\n",
 			r.Apps, r.ConvergeSeconds, r.HeapKiBPerApp, r.HeapBaseBytes/1024/1024, r.HeapKiBMarginal, r.kibPerApp(r.HeapLiveBytes),
-			r.HeapKiBPerAppRestarted, r.kibPerApp(r.HeapLiveRestartedBytes))
+			r.HeapKiBPerAppRestarted, r.kibPerApp(r.HeapLiveRestartedBytes), r.RestartedCPUSeconds, r.RestartedGCCycles)
 		return
 	}
 	for i, round := range r.Rounds {
 		step("round %d: baseline %.2fs, operator %.2fs, ratio %.2f; CPU seconds %.1f -> %.1f",
 			i+1, round.BaselineSeconds, round.ConvergeSeconds, round.Ratio, total(round.BaselineCPU), total(round.ConvergeCPU))
 	}
-	step("heap per App after convergence %.2f KiB in use, %.2f KiB live; restarted %.2f KiB in use, %.2f KiB live",
-		r.HeapKiBPerApp, r.kibPerApp(r.HeapLiveBytes), r.HeapKiBPerAppRestarted, r.kibPerApp(r.HeapLiveRestartedBytes))
+	step("heap per App after convergence %.2f KiB in use, %.2f KiB live; restarted %.2f KiB in use, %.2f KiB live, after %.1f CPU seconds and %.0f collections",
+		r.HeapKiBPerApp, r.kibPerApp(r.HeapLiveBytes), r.HeapKiBPerAppRestarted, r.kibPerApp(r.HeapLiveRestartedBytes), r.RestartedCPUSeconds, r.RestartedGCCycles)
 	step("median round, CPU seconds until Available, baseline -> operator: %s",
 		cpuComparison(components, r.BaselineCPU, r.ConvergeCPU))
 	step("median round, the API server's CPU seconds by activity, baseline -> operator: %s; profiles: %s-{baseline,operator}.pb.gz",

@@ -11,6 +11,9 @@ import (
 	"sync"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/mycompany/app-operator/test/localcluster"
 )
 
@@ -21,6 +24,7 @@ type options struct {
 	out, root, bin            string
 	convergePlot              string
 	managerArgs               []string
+	managerEnv                []string
 }
 
 // validate refuses counts and durations the benchmark cannot run with, naming the flag.
@@ -50,6 +54,11 @@ func (o options) validate() error {
 			return fmt.Errorf("--manager-arg must be a flag of the manager, such as --max-concurrent-reconciles=4, got %q", arg)
 		case strings.HasPrefix(arg, pprofFlag):
 			return fmt.Errorf("--manager-arg must not set %s: the benchmark sets it to read the manager's heap", pprofFlag)
+		}
+	}
+	for _, v := range o.managerEnv {
+		if name, _, ok := strings.Cut(v, "="); !ok || name == "" {
+			return fmt.Errorf("--manager-env must be NAME=VALUE, such as GOGC=50, got %q", v)
 		}
 	}
 	return nil
@@ -120,6 +129,9 @@ func (in *installed) subscribe(ctx context.Context, rel *localcluster.Releases, 
 		return err
 	}
 	in.managerArgs = append(append(slices.Clone(bundleArgs), fmt.Sprintf("%s=:%d", pprofFlag, pprofPort)), o.managerArgs...)
+	if err := setManagerEnv(ctx, c, head, o.managerEnv); err != nil {
+		return err
+	}
 	in.restart = func(args []string) (*localcluster.Manager, error) {
 		return c.RestartManager(ctx, head, args, managerStart)
 	}
@@ -137,7 +149,7 @@ func (in *installed) subscribe(ctx context.Context, rel *localcluster.Releases, 
 }
 
 func run(ctx context.Context, o options) (Result, error) {
-	r := Result{Apps: o.apps, Concurrency: o.concurrency, ManagerArgs: o.managerArgs}
+	r := Result{Apps: o.apps, Concurrency: o.concurrency, ManagerArgs: o.managerArgs, ManagerEnv: o.managerEnv}
 	in, err := install(ctx, o)
 	if err != nil {
 		return r, err
@@ -212,8 +224,9 @@ func run(ctx context.Context, o options) (Result, error) {
 	if err != nil {
 		return r, err
 	}
-	r.HeapRestartedBytes, r.HeapLiveRestartedBytes = restarted.InuseBytes, restarted.AllocBytes
+	r.HeapRestartedBytes, r.HeapLiveRestartedBytes = restarted.heap.InuseBytes, restarted.heap.AllocBytes
 	r.HeapKiBPerAppRestarted = r.kibPerApp(r.HeapRestartedBytes)
+	r.RestartedCPUSeconds, r.RestartedGCCycles = restarted.cpuSeconds, restarted.gcCycles
 	if o.heapOnly {
 		return r, nil
 	}
@@ -275,3 +288,22 @@ func quantile(d []time.Duration, q float64) time.Duration {
 }
 
 func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// setManagerEnv sets each NAME=VALUE of env in the manager container's environment, in place
+// of a variable of that name; the restart that follows rolls it out.
+func setManagerEnv(ctx context.Context, c *localcluster.Cluster, csvName string, env []string) error {
+	if len(env) == 0 {
+		return nil
+	}
+	return c.EditManager(ctx, csvName, func(spec *appsv1.DeploymentSpec) {
+		for i := range spec.Template.Spec.Containers {
+			if ctr := &spec.Template.Spec.Containers[i]; ctr.Name == "manager" {
+				for _, v := range env {
+					name, value, _ := strings.Cut(v, "=")
+					ctr.Env = slices.DeleteFunc(ctr.Env, func(e corev1.EnvVar) bool { return e.Name == name })
+					ctr.Env = append(ctr.Env, corev1.EnvVar{Name: name, Value: value})
+				}
+			}
+		}
+	})
+}

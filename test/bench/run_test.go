@@ -28,9 +28,12 @@ func TestOptionsRefuseWhatTheBenchmarkCannotRunWithNamingTheFlag(t *testing.T) {
 		"--manager-arg must not set --pprof-bind-address: the benchmark sets it to read the manager's heap": with(func(o *options) {
 			o.managerArgs = []string{"--pprof-bind-address=:6060"}
 		}),
+		`--manager-env must be NAME=VALUE, such as GOGC=50, got "GOGC"`: with(func(o *options) { o.managerEnv = []string{"GOMEMLIMIT=1GiB", "GOGC"} }),
+		`--manager-env must be NAME=VALUE, such as GOGC=50, got "=50"`:  with(func(o *options) { o.managerEnv = []string{"=50"} }),
 	} {
 		assert.EqualError(t, o.validate(), want)
 	}
 	assert.NoError(t, with(func(o *options) { o.steady = 0 }).validate(), "a window of zero lasts until the resync")
 	assert.NoError(t, with(func(o *options) { o.managerArgs = []string{"--max-concurrent-reconciles=4"} }).validate())
+	assert.NoError(t, with(func(o *options) { o.managerEnv = []string{"GOGC=100", "EMPTY="} }).validate(), "a value may be empty")
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/mycompany/app-operator/test/localcluster"
 )
 
@@ -62,17 +64,40 @@ func steadyWindow(ctx context.Context, c *localcluster.Cluster, restart restarte
 // would, waits until it has reconciled every App from its new cache, and measures its heap
 // once the controller is idle. The new manager caches the same objects as the one that
 // watched them converge, but read in one list each: without the garbage the convergence left
-// in the spans between them, and without the Events it emitted.
-func restartedHeap(ctx context.Context, c *localcluster.Cluster, restart restarter, managerArgs []string, apps int, token, profile string) (localcluster.Heap, error) {
+// in the spans between them, and without the Events it emitted. It also reads what the new
+// manager spent to get there: its CPU seconds and garbage collections since it started.
+func restartedHeap(ctx context.Context, c *localcluster.Cluster, restart restarter, managerArgs []string, apps int, token, profile string) (restarted, error) {
 	op, err := restart(managerArgs)
 	if err != nil {
-		return localcluster.Heap{}, err
+		return restarted{}, err
 	}
 	s := localcluster.NewScraper(op.MetricsURL, token)
 	if _, err := waitReconciles(ctx, c, s, apps, 10*time.Minute, "the restarted manager's reconcile of every App"); err != nil {
-		return localcluster.Heap{}, err
+		return restarted{}, err
 	}
-	return idleHeap(ctx, s, op.PprofAddr(pprofPort), profile)
+	f, err := s.Families(ctx)
+	if err != nil {
+		return restarted{}, err
+	}
+	r := restarted{cpuSeconds: localcluster.Counter(f, "process_cpu_seconds_total", "", ""), gcCycles: gcCycles(f)}
+	r.heap, err = idleHeap(ctx, s, op.PprofAddr(pprofPort), profile)
+	return r, err
+}
+
+// restarted is what restartedHeap measured.
+type restarted struct {
+	heap localcluster.Heap
+	// cpuSeconds and gcCycles are the new manager's from its start until it had reconciled
+	// every App.
+	cpuSeconds, gcCycles float64
+}
+
+// gcCycles is the number of garbage collections a Go process finished since it started.
+func gcCycles(f map[string]*dto.MetricFamily) float64 {
+	for _, m := range f["go_gc_duration_seconds"].GetMetric() {
+		return float64(m.GetSummary().GetSampleCount())
+	}
+	return 0
 }
 
 // restarter restarts the manager with new arguments and returns the new one, once ready.
