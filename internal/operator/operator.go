@@ -37,8 +37,8 @@ type Options struct {
 	// Desired is passed to the builders of an App's children.
 	Desired desired.Options
 	// CSV names the ClusterServiceVersion that installed the manager, in the manager's
-	// namespace, where the monitoring objects go, owned by it; its name is empty when OLM did
-	// not install the manager.
+	// namespace, where the monitoring objects go, owned by it, and where OLM keeps the
+	// webhooks' certificate; its name is empty when OLM did not install the manager.
 	CSV client.ObjectKey
 	// InstallMonitoring applies the ServiceMonitor and PrometheusRule where the Prometheus
 	// Operator runs; off where the install carries them itself (the Helm chart).
@@ -64,14 +64,34 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		return fmt.Errorf("nothing to run: neither the controllers nor the webhooks")
 	}
 	if o.Webhooks {
-		if err := appwebhook.Setup(mgr); err != nil {
-			return fmt.Errorf("setting up the App webhooks: %w", err)
+		if err := setupWebhooks(mgr, o.CSV); err != nil {
+			return err
 		}
 	}
 	if !o.Controllers {
 		return nil
 	}
 	return setupControllers(mgr, o)
+}
+
+// The keeper of the webhooks' certificate patches the Secret OLM keeps it in, and nothing else.
+// +kubebuilder:rbac:groups="",namespace=system,resources=secrets,resourceNames=app-operator-controller-manager-service-cert,verbs=patch
+
+// setupWebhooks adds the App webhooks and, under OLM, the keeper of their certificate, which
+// the pod's readiness waits for.
+func setupWebhooks(mgr ctrl.Manager, csv client.ObjectKey) error {
+	if err := appwebhook.Setup(mgr); err != nil {
+		return fmt.Errorf("setting up the App webhooks: %w", err)
+	}
+	if csv.Namespace == "" || csv.Name == "" {
+		return nil // not installed by OLM
+	}
+	keeper := &appwebhook.CertificateKeeper{Reader: mgr.GetAPIReader(), Client: mgr.GetClient(), CSV: csv,
+		Log: mgr.GetLogger().WithName("certificate")}
+	if err := mgr.Add(keeper); err != nil {
+		return err
+	}
+	return mgr.AddReadyzCheck("certificate", keeper.Ready)
 }
 
 // setupControllers adds the operator's metrics, the App controller and, in a pod, the

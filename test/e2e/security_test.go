@@ -45,6 +45,10 @@ func TestTheOperatorCannotReadSecretsOrTouchWhatItDoesNotManage(t *testing.T) {
 		require.False(t, can(t, verb, "", "secrets", "", ""), "%s secrets cluster-wide", verb)
 		require.False(t, can(t, verb, "", "secrets", localcluster.OperatorsNamespace, ""), "%s secrets in its namespace", verb)
 	}
+	// Of Secrets, it may only patch the one OLM keeps the webhooks' certificate in.
+	require.True(t, can(t, "patch", "", "secrets", localcluster.OperatorsNamespace, "app-operator-controller-manager-service-cert"))
+	require.False(t, can(t, "patch", "", "secrets", localcluster.OperatorsNamespace, "another"), "patch another Secret")
+	require.False(t, can(t, "patch", "", "secrets", localcluster.OperatorsNamespace, ""), "patch any Secret")
 	for _, r := range []struct{ verb, group, resource, name string }{
 		{"update", "", "configmaps", ""}, {"delete", "", "pods", ""}, {"create", "", "pods", ""},
 		{"patch", "apps", "replicasets", ""}, {"delete", "", "namespaces", ""}, {"patch", "", "nodes", ""},

@@ -34,8 +34,14 @@ func TestUpgradeAlongTheChannel(t *testing.T) {
 			upgrade()
 		} else {
 			// The last upgrade, to the release being prepared, under a client writing and
-			// reading Apps (through v1alpha1 too if both releases serve it).
-			e.probe(t, "upgrade to "+v, versions[i], v, upgrade)
+			// reading Apps (through v1alpha1 too if both releases serve it). It keeps the
+			// webhooks' certificate, and both releases run two draining webhook pods, so
+			// every write and read passes (docs/faults.md: a release that adds a webhook
+			// makes it fail open).
+			cert := e.certificate(t).UID
+			f := e.probe(t, "upgrade to "+v, versions[i], v, upgrade)
+			e.assertCertificateKept(t, cert, versions[i], v)
+			require.Zero(t, f.Refused+f.Failed, "the upgrade to %s: %s", v, f.Report("upgrade to "+v))
 		}
 		require.NotEqual(t, pod, m.Pod.UID, "the upgrade to %s replaced the manager's pod", v)
 		pod = m.Pod.UID
