@@ -22,6 +22,8 @@ import (
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
+
+	"github.com/mycompany/app-operator/internal/olm"
 )
 
 var (
@@ -61,7 +63,6 @@ func Objects(namespace string, owner *metav1.OwnerReference) ([]*unstructured.Un
 }
 
 // +kubebuilder:rbac:groups=monitoring.coreos.com,namespace=system,resources=servicemonitors;prometheusrules,verbs=get;create;patch
-// +kubebuilder:rbac:groups=operators.coreos.com,namespace=system,resources=clusterserviceversions,verbs=get
 
 // Installer applies the monitoring objects wherever the Prometheus Operator's API is served.
 type Installer struct {
@@ -131,12 +132,11 @@ func (i *Installer) owner(ctx context.Context) (*metav1.OwnerReference, error) {
 	if i.CSV == "" {
 		return nil, nil
 	}
-	csv := &metav1.PartialObjectMetadata{}
-	csv.SetGroupVersionKind(schema.GroupVersionKind{Group: "operators.coreos.com", Version: "v1alpha1", Kind: "ClusterServiceVersion"})
-	if err := i.Reader.Get(ctx, client.ObjectKey{Namespace: i.Namespace, Name: i.CSV}, csv); err != nil {
+	owner, err := olm.Owner(ctx, i.Reader, client.ObjectKey{Namespace: i.Namespace, Name: i.CSV})
+	if err != nil {
 		return nil, fmt.Errorf("reading ClusterServiceVersion %s/%s, the owner of the monitoring objects: %w", i.Namespace, i.CSV, err)
 	}
-	return &metav1.OwnerReference{APIVersion: "operators.coreos.com/v1alpha1", Kind: "ClusterServiceVersion", Name: csv.Name, UID: csv.UID}, nil
+	return &owner, nil
 }
 
 func serves(list *metav1.APIResourceList, names ...string) bool {

@@ -17,14 +17,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mycompany/app-operator/internal/olm"
 )
 
 // CertificateSecret is the Secret in which OLM keeps the webhooks' serving certificate and its
 // CA: OLM names it after the Service it makes for the manager's Deployment.
 const CertificateSecret = "app-operator-controller-manager-service-cert"
-
-// csvKind is the kind of OLM's ClusterServiceVersion.
-var csvKind = schema.GroupVersionKind{Group: "operators.coreos.com", Version: "v1alpha1", Kind: "ClusterServiceVersion"}
 
 // CertificateKeeper keeps OLM's serving certificate through an upgrade, so that the API server
 // goes on trusting the pods that serve the webhooks.
@@ -98,12 +97,12 @@ func (k *CertificateKeeper) Ready(_ *http.Request) error {
 // references by UID, so the owners already there stay, and the Secret's data is neither
 // read nor sent.
 func (k *CertificateKeeper) keep(ctx context.Context) error {
-	csv := &metav1.PartialObjectMetadata{}
-	csv.SetGroupVersionKind(csvKind)
-	if err := k.Reader.Get(ctx, k.CSV, csv); err != nil {
+	owner, err := olm.Owner(ctx, k.Reader, k.CSV)
+	if err != nil {
 		return fmt.Errorf("reading ClusterServiceVersion %s: %w", k.CSV, err)
 	}
-	patch, err := ownerPatch(csv)
+	owner.Controller, owner.BlockOwnerDeletion = ptr.To(false), ptr.To(false)
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"ownerReferences": []metav1.OwnerReference{owner}}})
 	if err != nil {
 		return err
 	}
@@ -112,16 +111,7 @@ func (k *CertificateKeeper) keep(ctx context.Context) error {
 	secret.SetNamespace(k.CSV.Namespace)
 	secret.SetName(CertificateSecret)
 	if err := k.Client.Patch(ctx, secret, client.RawPatch(types.StrategicMergePatchType, patch)); err != nil {
-		return fmt.Errorf("adding ClusterServiceVersion %s to the owners of Secret %s: %w", csv.Name, CertificateSecret, err)
+		return fmt.Errorf("adding ClusterServiceVersion %s to the owners of Secret %s: %w", owner.Name, CertificateSecret, err)
 	}
 	return nil
-}
-
-// ownerPatch is the strategic merge patch that adds csv to an object's owners.
-func ownerPatch(csv *metav1.PartialObjectMetadata) ([]byte, error) {
-	apiVersion, kind := csvKind.ToAPIVersionAndKind()
-	return json.Marshal(map[string]any{"metadata": map[string]any{"ownerReferences": []metav1.OwnerReference{{
-		APIVersion: apiVersion, Kind: kind, Name: csv.Name, UID: csv.UID,
-		Controller: ptr.To(false), BlockOwnerDeletion: ptr.To(false),
-	}}}})
 }

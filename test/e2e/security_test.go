@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appv1 "github.com/mycompany/app-operator/api/v1"
+	appwebhook "github.com/mycompany/app-operator/internal/webhook"
 	"github.com/mycompany/app-operator/test/localcluster"
 )
 
@@ -46,7 +47,7 @@ func TestTheOperatorCannotReadSecretsOrTouchWhatItDoesNotManage(t *testing.T) {
 		require.False(t, can(t, verb, "", "secrets", localcluster.OperatorsNamespace, ""), "%s secrets in its namespace", verb)
 	}
 	// Of Secrets, it may only patch the one OLM keeps the webhooks' certificate in.
-	require.True(t, can(t, "patch", "", "secrets", localcluster.OperatorsNamespace, "app-operator-controller-manager-service-cert"))
+	require.True(t, can(t, "patch", "", "secrets", localcluster.OperatorsNamespace, appwebhook.CertificateSecret))
 	require.False(t, can(t, "patch", "", "secrets", localcluster.OperatorsNamespace, "another"), "patch another Secret")
 	require.False(t, can(t, "patch", "", "secrets", localcluster.OperatorsNamespace, ""), "patch any Secret")
 	for _, r := range []struct{ verb, group, resource, name string }{

@@ -15,6 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
+
+	appwebhook "github.com/mycompany/app-operator/internal/webhook"
 )
 
 const root = "../.."
@@ -56,10 +58,6 @@ var operatorRules = map[string]string{
 	// the certificate. It cannot read a Secret, this one included.
 	"/secrets": "patch",
 }
-
-// certificateSecret is the one Secret the manager may touch: OLM's, of the webhooks'
-// certificate (internal/webhook: CertificateSecret).
-const certificateSecret = "app-operator-controller-manager-service-cert"
 
 // readRole reads the rules of every Role and ClusterRole in a file of config/rbac.
 func readRole(t *testing.T, name string) []rbacv1.PolicyRule {
@@ -105,7 +103,7 @@ func noWildcardNorSecretRead(t *testing.T, where string, rules []rbacv1.PolicyRu
 			if strings.Split(res, "/")[0] == "secrets" {
 				require.Equal(t, []string{"secrets"}, r.Resources, "%s: %+v", where, r)
 				require.Equal(t, []string{"patch"}, r.Verbs, "%s: only the certificate's owners are patched: %+v", where, r)
-				require.Equal(t, []string{certificateSecret}, r.ResourceNames, "%s: only OLM's Secret of the webhooks' certificate: %+v", where, r)
+				require.Equal(t, []string{appwebhook.CertificateSecret}, r.ResourceNames, "%s: only OLM's Secret of the webhooks' certificate: %+v", where, r)
 			}
 		}
 	}

@@ -12,11 +12,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	appwebhook "github.com/mycompany/app-operator/internal/webhook"
 	"github.com/mycompany/app-operator/test/localcluster"
 )
 
 // certificateSecret is where OLM keeps the webhooks' serving certificate and its CA.
-var certificateSecret = client.ObjectKey{Namespace: localcluster.OperatorsNamespace, Name: "app-operator-controller-manager-service-cert"}
+var certificateSecret = client.ObjectKey{Namespace: localcluster.OperatorsNamespace, Name: appwebhook.CertificateSecret}
 
 // certificate returns OLM's Secret of the webhooks' certificate. A new Secret holds a new CA,
 // which OLM gives the API server while older pods still serve the older one.
