@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -78,32 +79,44 @@ func (e *env) createFleet(t *testing.T, n int, f fleet) {
 func (e *env) waitFleetAvailable(t *testing.T) {
 	t.Helper()
 	require.NoError(t, e.Poll(context.Background(), 3*time.Minute, "every App of the fleet to be Available with its rollout over", func(ctx context.Context) (bool, error) {
-		apps := &appv1.AppList{}
-		if err := e.Client.List(ctx, apps, client.InNamespace(fleetNamespace)); err != nil {
+		apps, pods, err := e.fleetWithPods(ctx)
+		if err != nil {
 			return false, err
 		}
-		for _, a := range apps.Items {
+		for _, a := range apps {
 			if a.Status.ObservedGeneration != a.Generation || !meta.IsStatusConditionTrue(a.Status.Conditions, appv1.ConditionAvailable) ||
 				a.Status.AvailableReplicas != *a.Spec.Replicas {
 				return false, fmt.Errorf("App %s: %+v", a.Name, a.Status)
 			}
-			pods, err := e.pods(ctx, &a)
-			if err != nil {
-				return false, err
-			}
-			if len(pods) != int(*a.Spec.Replicas) {
-				return false, fmt.Errorf("App %s: %d pods for %d replicas", a.Name, len(pods), *a.Spec.Replicas)
+			if n := len(pods[a.Name]); n != int(*a.Spec.Replicas) {
+				return false, fmt.Errorf("App %s: %d pods for %d replicas", a.Name, n, *a.Spec.Replicas)
 			}
 		}
-		return len(apps.Items) > 0, nil
+		return len(apps) > 0, nil
 	}))
 }
 
-// pods lists the pods of an App, terminating ones included.
-func (e *env) pods(ctx context.Context, a *appv1.App) ([]corev1.Pod, error) {
-	pods := &corev1.PodList{}
-	err := e.Client.List(ctx, pods, client.InNamespace(fleetNamespace), client.MatchingLabels(desired.SelectorLabels(a)))
-	return pods.Items, err
+// fleetWithPods lists the fleet's Apps, and the pods of each by its name, terminating ones
+// included: two lists, whatever the size of the fleet.
+func (e *env) fleetWithPods(ctx context.Context) ([]appv1.App, map[string][]corev1.Pod, error) {
+	apps := &appv1.AppList{}
+	if err := e.Client.List(ctx, apps, client.InNamespace(fleetNamespace)); err != nil {
+		return nil, nil, err
+	}
+	all := &corev1.PodList{}
+	if err := e.Client.List(ctx, all, client.InNamespace(fleetNamespace)); err != nil {
+		return nil, nil, err
+	}
+	pods := map[string][]corev1.Pod{}
+	for _, a := range apps.Items {
+		selector := labels.SelectorFromSet(desired.SelectorLabels(&a))
+		for _, p := range all.Items {
+			if selector.Matches(labels.Set(p.Labels)) {
+				pods[a.Name] = append(pods[a.Name], p)
+			}
+		}
+	}
+	return apps.Items, pods, nil
 }
 
 // createApp creates one more App in the fleet's namespace and waits until it is Available.
@@ -132,20 +145,24 @@ type fleetState map[string]string
 func (e *env) snapshot(t *testing.T) fleetState {
 	t.Helper()
 	ctx := context.Background()
-	apps := &appv1.AppList{}
-	require.NoError(t, e.Client.List(ctx, apps, client.InNamespace(fleetNamespace)))
+	apps, pods, err := e.fleetWithPods(ctx)
+	require.NoError(t, err)
+	deployments := &appsv1.DeploymentList{}
+	require.NoError(t, e.Client.List(ctx, deployments, client.InNamespace(fleetNamespace)))
+	byName := map[string]*appsv1.Deployment{}
+	for i := range deployments.Items {
+		byName[deployments.Items[i].Name] = &deployments.Items[i]
+	}
 	s := fleetState{}
-	for _, a := range apps.Items {
+	for _, a := range apps {
 		spec, err := json.Marshal(a.Spec)
 		require.NoError(t, err)
-		d := &appsv1.Deployment{}
-		require.NoError(t, e.Client.Get(ctx, client.ObjectKeyFromObject(&a), d))
+		d, ok := byName[a.Name]
+		require.True(t, ok, "the Deployment of App %s", a.Name)
 		template, err := json.Marshal(d.Spec.Template)
 		require.NoError(t, err)
-		pods, err := e.pods(ctx, &a)
-		require.NoError(t, err)
 		var uids []string
-		for _, p := range pods {
+		for _, p := range pods[a.Name] {
 			restarts := int32(0)
 			for _, c := range p.Status.ContainerStatuses {
 				restarts += c.RestartCount

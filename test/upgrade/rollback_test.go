@@ -14,26 +14,19 @@ import (
 	"github.com/mycompany/app-operator/test/localcluster"
 )
 
-// TestRollbackThroughEveryReleaseAndForward goes back from the head to the first release, one
-// release at a time, the way OLM allows it: delete the Subscription and the
-// ClusterServiceVersion, then subscribe again starting at the release before, with manual
-// approval. So it crosses every step of the release plan backwards: v1alpha1 back in the CRD
-// (1.0.0 to 0.6.0), served again (0.6.0 to 0.5.0) and the storage switch (0.2.0 to 0.1.0).
-// At each step every App keeps its spec, v1-only fields included, and no workload's pod
-// template changes, under a client writing and reading Apps; the Subscription shows the
-// catalog's deprecation of the release it installed; and OLM plans the upgrade from it to the
-// release the record says (internal/release: Next), straight to the head or, from 0.1.0, to
-// 0.6.0. From the first release, the upgrade waits in an unapproved InstallPlan, the first
-// release running, until a user approves it; then the release it goes to migrates what the
-// first release stored in v1alpha1, and the head follows once approved too.
-func TestRollbackThroughEveryReleaseAndForward(t *testing.T) {
+// backThroughEveryRelease goes back from the head to the first release, one release at a
+// time, the way OLM allows it: delete the Subscription and the ClusterServiceVersion, then
+// subscribe again starting at the release before, with manual approval. So it crosses every
+// step of the release plan backwards: v1alpha1 back in the CRD (1.0.0 to 0.6.0), served again
+// (0.6.0 to 0.5.0) and the storage switch (0.2.0 to 0.1.0). At each step every App keeps its
+// spec, v1-only fields included, and no workload's pod template changes, under a client
+// writing and reading Apps; the Subscription shows the catalog's deprecation of the release it
+// installed; and OLM plans the upgrade from it to the release the record says (internal/release:
+// Next), straight to the head or, from 0.1.0, to 0.6.0. Then the first release, running
+// again, reconciles a change. It returns the fleet with that change.
+func (e *env) backThroughEveryRelease(t *testing.T, versions []string, before fleetState) fleetState {
 	ctx := context.Background()
-	e := newEnv(t)
-	versions := e.releases(t)
-	head, first := versions[len(versions)-1], versions[0]
-
-	before := e.installWithFleet(t, head, 12, fleet{real: 4})
-	stored := storedVersions(head)
+	stored := storedVersions(versions[len(versions)-1])
 	for i := len(versions) - 1; i > 0; i-- {
 		from, to := versions[i], versions[i-1]
 		// The API server adds the storage version of the CRD it is given to storedVersions.
@@ -57,38 +50,56 @@ func TestRollbackThroughEveryReleaseAndForward(t *testing.T) {
 	app.Spec.PodAnnotations = map[string]string{"rolled-back": "true"}
 	require.NoError(t, e.Client.Patch(ctx, app, patch))
 	e.waitFleetAvailable(t)
-	before = e.snapshot(t)
+	return e.snapshot(t)
+}
 
-	// From the first release, OLM's path to the head goes through the releases that migrate
-	// what it stored (internal/release: Path), one InstallPlan each. Manual approval holds
-	// the first of them: its plan waits, nothing of it is installed.
+// forwardUnderLoad goes from the first release, which a rollback left installed under manual
+// approval, to the head. OLM's path goes through the releases that migrate what the first
+// release stored (internal/release: Path), one InstallPlan each, past the releases in between
+// (their skipRanges). Manual approval holds the first plan: nothing of it is installed and the
+// first release keeps running until a user approves it. Twenty Apps are scaled as it is
+// approved. Each approval comes once the release before has settled, its migration done; every
+// App ends Available with what it asked for, none is lost, and no pod of an App left alone
+// restarts, on the fake nodes or the real one.
+func (e *env) forwardUnderLoad(t *testing.T, versions []string, before fleetState) {
+	ctx := context.Background()
+	first, head := versions[0], versions[len(versions)-1]
 	path, err := e.rel.Record.Path(first)
 	require.NoError(t, err)
-	next := path[1]
-	plan, err := e.InstallPlanFor(ctx, csvName(next), 3*time.Minute)
+	require.Equal(t, head, path[len(path)-1])
+
+	plan, err := e.InstallPlanFor(ctx, csvName(path[1]), 3*time.Minute)
 	require.NoError(t, err)
 	require.False(t, plan.Spec.Approved)
 	time.Sleep(10 * time.Second)
 	require.NoError(t, e.Client.Get(ctx, client.ObjectKeyFromObject(plan), plan))
 	require.Equal(t, operatorsv1alpha1.InstallPlanPhaseRequiresApproval, plan.Status.Phase)
-	err = e.Client.Get(ctx, client.ObjectKey{Namespace: localcluster.OperatorsNamespace, Name: csvName(next)}, &operatorsv1alpha1.ClusterServiceVersion{})
+	err = e.Client.Get(ctx, client.ObjectKey{Namespace: localcluster.OperatorsNamespace, Name: csvName(path[1])}, &operatorsv1alpha1.ClusterServiceVersion{})
 	require.True(t, apierrors.IsNotFound(err), "nothing is installed before approval: %v", err)
 	_, running, err := e.Managers(ctx)
 	require.NoError(t, err)
 	require.Equal(t, csvName(first), running, "the first release keeps running")
 	e.assertFleetUnchanged(t, before)
 
-	// Each approval once the release before has settled, its migration done.
 	for i := 1; i < len(path); i++ {
 		from, to := path[i-1], path[i]
+		var scaled map[string]int32
 		e.probe(t, "forward to "+to, from, to, func() {
-			require.NoError(t, e.Approve(ctx, csvName(to)))
+			if i == 1 {
+				scaled = e.scaleTwentyAppsWhile(t, func() { require.NoError(t, e.Approve(ctx, csvName(to))) })
+			} else {
+				require.NoError(t, e.Approve(ctx, csvName(to)))
+			}
 			e.waitRelease(t, to)
 		})
-		e.assertFleetUnchanged(t, before)
+		if scaled != nil {
+			before = e.assertScaledOnly(t, before, scaled)
+		} else {
+			e.assertFleetUnchanged(t, before)
+		}
 		e.assertDeprecation(t, to)
 	}
-	require.Equal(t, head, path[len(path)-1])
+	e.assertPlannedOnly(t, versions, path)
 	key := client.ObjectKey{Namespace: localcluster.OperatorsNamespace, Name: csvName(first)}
 	require.NoError(t, e.Poll(ctx, time.Minute, "OLM to remove "+csvName(first), func(ctx context.Context) (bool, error) {
 		err := e.Client.Get(ctx, key, &operatorsv1alpha1.ClusterServiceVersion{})
