@@ -108,9 +108,10 @@ func (e *env) waitSettled(t *testing.T, version string, want []string) *localclu
 	took("CRD")
 	require.NoError(t, e.WaitForWebhooks(ctx))
 	took("webhooks")
-	// A release that migrates retries a failed migration after 2 s, then 4, 8, ... 64 and 128.
-	// On the way forward from 0.1.0, 0.6.0's migration of 200 Apps took 75 s in one run,
-	// against 5 s for 0.2.0's migration of the same Apps up the channel: it had retried.
+	// On the way forward from 0.1.0, 0.6.0's migration of 200 Apps trims storedVersions 62 to
+	// 75 s after its CSV succeeds (2026-12-07): its first leader's rewrites are refused while
+	// OLM rotates the webhooks' certificate, and the leader of the rollout that follows
+	// rewrites the 200 Apps in 50 s, one patch each, as its controller takes them over.
 	require.NoError(t, e.Poll(ctx, 5*time.Minute, fmt.Sprintf("storedVersions %v", want), func(ctx context.Context) (bool, error) {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		if err := e.Client.Get(ctx, client.ObjectKey{Name: "apps.mycompany.com"}, crd); err != nil {
