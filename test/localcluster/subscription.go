@@ -230,17 +230,33 @@ func (c *Cluster) Uninstall(ctx context.Context) error {
 		if err := c.Client.Delete(ctx, csv); client.IgnoreNotFound(err) != nil {
 			return err
 		}
-		if err := c.Poll(ctx, time.Minute, "ClusterServiceVersion "+name+" to be deleted", func(ctx context.Context) (bool, error) {
-			err := c.Client.Get(ctx, client.ObjectKeyFromObject(csv), csv)
-			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
-		}); err != nil {
+		if err := c.WaitForCSVGone(ctx, name, time.Minute); err != nil {
 			return err
 		}
 	}
 	return c.Poll(ctx, time.Minute, "the InstallPlans of Subscription "+sub.Name+" to be collected", func(ctx context.Context) (bool, error) {
-		owned, err := c.anyInstallPlan(ctx, func(p operatorsv1alpha1.InstallPlan) bool {
-			return slices.ContainsFunc(p.OwnerReferences, func(o metav1.OwnerReference) bool { return o.UID == sub.UID })
-		})
-		return !owned, err
+		owned, err := c.InstallPlansOf(ctx, sub)
+		return len(owned) == 0, err
 	})
+}
+
+// WaitForCSVGone waits until a ClusterServiceVersion in OperatorsNamespace no longer exists:
+// deleted by a user, or removed by OLM once a newer release replaced it.
+func (c *Cluster) WaitForCSVGone(ctx context.Context, name string, timeout time.Duration) error {
+	key := client.ObjectKey{Namespace: OperatorsNamespace, Name: name}
+	return c.Poll(ctx, timeout, "ClusterServiceVersion "+name+" to be gone", func(ctx context.Context) (bool, error) {
+		err := c.Client.Get(ctx, key, &operatorsv1alpha1.ClusterServiceVersion{})
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	})
+}
+
+// InstallPlansOf lists the InstallPlans a Subscription owns: those OLM made for it.
+func (c *Cluster) InstallPlansOf(ctx context.Context, sub *operatorsv1alpha1.Subscription) ([]operatorsv1alpha1.InstallPlan, error) {
+	plans := &operatorsv1alpha1.InstallPlanList{}
+	if err := c.Client.List(ctx, plans, client.InNamespace(OperatorsNamespace)); err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(plans.Items, func(p operatorsv1alpha1.InstallPlan) bool {
+		return !slices.ContainsFunc(p.OwnerReferences, func(o metav1.OwnerReference) bool { return o.UID == sub.UID })
+	}), nil
 }

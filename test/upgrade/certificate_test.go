@@ -8,7 +8,6 @@ import (
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -36,11 +35,7 @@ func (e *env) certificate(t *testing.T) *corev1.Secret {
 func (e *env) assertCertificateKept(t *testing.T, before types.UID, from, to string) {
 	t.Helper()
 	ctx := context.Background()
-	key := client.ObjectKey{Namespace: localcluster.OperatorsNamespace, Name: csvName(from)}
-	require.NoError(t, e.Poll(ctx, time.Minute, "OLM to remove "+key.Name, func(ctx context.Context) (bool, error) {
-		err := e.Client.Get(ctx, key, &operatorsv1alpha1.ClusterServiceVersion{})
-		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
-	}))
+	require.NoError(t, e.WaitForCSVGone(ctx, csvName(from), time.Minute))
 	csv := &operatorsv1alpha1.ClusterServiceVersion{}
 	require.NoError(t, e.Client.Get(ctx, client.ObjectKey{Namespace: localcluster.OperatorsNamespace, Name: csvName(to)}, csv))
 	s := e.certificate(t)

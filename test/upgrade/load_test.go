@@ -8,14 +8,11 @@ import (
 	"sync"
 	"testing"
 
-	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"github.com/stretchr/testify/require"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appv1 "github.com/mycompany/app-operator/api/v1"
-	"github.com/mycompany/app-operator/test/localcluster"
 )
 
 // scaleTwentyAppsWhile scales twenty v1 Apps of the fleet up by one, all at once and while do
@@ -84,13 +81,11 @@ func (e *env) assertPlannedOnly(t *testing.T, versions, path []string) {
 	ctx := context.Background()
 	sub, err := e.CurrentSubscription(ctx)
 	require.NoError(t, err)
-	plans := &operatorsv1alpha1.InstallPlanList{}
-	require.NoError(t, e.Client.List(ctx, plans, client.InNamespace(localcluster.OperatorsNamespace)))
+	plans, err := e.InstallPlansOf(ctx, sub)
+	require.NoError(t, err)
 	var planned []string
-	for _, p := range plans.Items {
-		if slices.ContainsFunc(p.OwnerReferences, func(o metav1.OwnerReference) bool { return o.UID == sub.UID }) {
-			planned = append(planned, p.Spec.ClusterServiceVersionNames...)
-		}
+	for _, p := range plans {
+		planned = append(planned, p.Spec.ClusterServiceVersionNames...)
 	}
 	for _, v := range versions[1:] {
 		require.Equal(t, slices.Contains(path, v), slices.Contains(planned, csvName(v)), "OLM plans %s only if it is on the path %v: planned %v", v, path, planned)

@@ -100,11 +100,7 @@ func (e *env) forwardUnderLoad(t *testing.T, versions []string, before fleetStat
 		e.assertDeprecation(t, to)
 	}
 	e.assertPlannedOnly(t, versions, path)
-	key := client.ObjectKey{Namespace: localcluster.OperatorsNamespace, Name: csvName(first)}
-	require.NoError(t, e.Poll(ctx, time.Minute, "OLM to remove "+csvName(first), func(ctx context.Context) (bool, error) {
-		err := e.Client.Get(ctx, key, &operatorsv1alpha1.ClusterServiceVersion{})
-		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
-	}))
+	require.NoError(t, e.WaitForCSVGone(ctx, csvName(first), time.Minute))
 }
 
 // assertPlannedUpgrade checks that OLM, under manual approval, plans the upgrade from an
