@@ -108,7 +108,7 @@ func (e *env) waitSettled(t *testing.T, version string, want []string) *localclu
 	took("CRD")
 	require.NoError(t, e.WaitForWebhooks(ctx))
 	took("webhooks")
-	// On the way forward from 0.1.0, 0.6.0's migration of 200 Apps trims storedVersions 62 to
+	// On the way forward from 0.1.0, 0.6.0's migration of 200 Apps trims storedVersions 58 to
 	// 75 s after its CSV succeeds (2026-12-07): its first leader's rewrites are refused while
 	// OLM rotates the webhooks' certificate, and the leader of the rollout that follows
 	// rewrites the 200 Apps in 50 s, one patch each, as its controller takes them over.
