@@ -126,6 +126,7 @@ func main() {
 	o.root, o.bin = root, filepath.Join(root, "bin")
 	ctx := context.Background()
 	r, err := run(ctx, o)
+	localcluster.CloseReleases()
 	if err != nil {
 		fail(err)
 	}

@@ -54,6 +54,14 @@ func run(m *testing.M) int {
 			fmt.Fprintf(os.Stderr, "FAIL: the cluster's teardown left the machine changed: %v%s\n", err, before.Diff(after))
 			code = 1
 		}
+		// Nor does building the releases leave anything on disk but the cache of cut releases.
+		localcluster.CloseReleases()
+		for _, rel := range releases.Record {
+			if dir := releases.Images[rel.Version].PinnedBundle; !rel.Cut() && exists(dir) {
+				fmt.Fprintf(os.Stderr, "FAIL: the bundle of release %s was left in %s\n", rel.Version, dir)
+				code = 1
+			}
+		}
 		if code == 0 {
 			os.RemoveAll(dir)
 		} else {
@@ -103,4 +111,10 @@ func manager(t *testing.T) *localcluster.Manager {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// exists reports whether anything is at path.
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

@@ -68,16 +68,33 @@ func buildReleases(ctx context.Context, root string) (*Releases, error) {
 	for _, rel := range record {
 		imgs, err := p.Build(ctx, rel)
 		if err != nil {
+			r.close()
 			return nil, err
 		}
 		r.Images[rel.Version] = imgs
 		if !rel.Cut() {
 			if r.Extra, err = p.Candidate(ctx, imgs); err != nil {
+				r.close()
 				return nil, err
 			}
 		}
 	}
 	return r, nil
+}
+
+// CloseReleases removes what building this process's releases left on disk: the bundle
+// directory of the release being prepared, which no cache keeps. Main calls it once the suite
+// has run, and every command that builds the releases once it is done with them.
+func CloseReleases() {
+	if releases != nil {
+		releases.close()
+	}
+}
+
+func (r *Releases) close() {
+	for _, imgs := range r.Images {
+		imgs.Close()
+	}
 }
 
 // Head is the newest release: the one prepared, or the last cut.

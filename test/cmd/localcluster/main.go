@@ -79,6 +79,7 @@ func main() {
 	default:
 		usage()
 	}
+	localcluster.CloseReleases()
 	if err != nil {
 		fail(err)
 	}
