@@ -129,11 +129,25 @@ verify: manifests generate bundle catalog ## Fail when generated files (code, ma
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	@git diff --exit-code -- api config bundle bundle.Dockerfile catalog charts || { echo "generated files are out of date: run make manifests generate bundle catalog and commit"; exit 1; }
 	@test -z "$$(git status --porcelain -- api config bundle catalog charts)" || { echo "generated files are not committed:"; git status --porcelain -- api config bundle catalog charts; exit 1; }
-	go vet ./...
-	cd $(TEST_MODULE) && go vet ./...
 
+.PHONY: checks
+checks: vet lint test-unit ## Run the checks that need no local cluster: go vet, lint, unit and envtest integration tests, fuzz seeds, bundle validation.
+
+# make test runs the checks beside the end-to-end suites rather than before them. The suites
+# wait on the local cluster most of the time and leave a core idle on two; the checks take that
+# core at the lowest CPU priority, so the suites never wait for them. The checks' output is
+# kept in .cache/checks.log and printed after the suites' output; both must pass.
 .PHONY: test
-test: verify lint test-unit test-e2e ## Run every check and test: generated files, lint, unit and envtest integration tests, fuzz seeds, bundle validation, and the e2e suites with the real OLM.
+test: verify tools-envtest ## Run every check and test: generated files, vet, lint, unit and envtest integration tests, fuzz seeds, bundle validation, and the e2e suites with the real OLM.
+	@mkdir -p .cache
+	@echo ">> make checks runs beside the end-to-end suites, at the lowest CPU priority; its output follows theirs"
+	@nice -n 19 $(MAKE) --no-print-directory checks > .cache/checks.log 2>&1 & checks=$$!; \
+	e2e=0; $(MAKE) --no-print-directory test-e2e || e2e=$$?; \
+	rc=0; wait $$checks || rc=$$?; \
+	echo ">> make checks (.cache/checks.log):"; cat .cache/checks.log; \
+	if [ $$rc -ne 0 ]; then echo "FAIL: make checks"; fi; \
+	if [ $$e2e -ne 0 ]; then echo "FAIL: make test-e2e"; fi; \
+	[ $$rc -eq 0 ] && [ $$e2e -eq 0 ]
 
 .PHONY: test-unit
 test-unit: tools-envtest $(LOCALBIN)/promtool ## Run unit tests, envtest integration tests (a real kube-apiserver and etcd), bundle, security and alert tests.
@@ -199,7 +213,7 @@ localcluster:
 	cd $(TEST_MODULE) && go build -o $(LOCALBIN)/localcluster ./cmd/localcluster
 
 .PHONY: test-e2e
-test-e2e: tools build localcluster node-packages ## Run the end-to-end suites on the local cluster: install from catalog/ (test/e2e), the OwnNamespace, SingleNamespace and MultiNamespace installs (test/installmodes), the release train (test/upgrade), config/gitops (test/gitops), the Helm chart and make deploy (test/deploy).
+test-e2e: tools-e2e build localcluster node-packages ## Run the end-to-end suites on the local cluster: install from catalog/ (test/e2e), the OwnNamespace, SingleNamespace and MultiNamespace installs (test/installmodes), the release train (test/upgrade), config/gitops (test/gitops), the Helm chart and make deploy (test/deploy).
 	cd $(TEST_MODULE) && go test $(GO_TEST_FLAGS) -p 1 -timeout 45m -v ./e2e/... ./installmodes/... ./upgrade/... ./gitops/... ./deploy/...
 
 ##@ Faults
@@ -376,7 +390,9 @@ ENVTEST_TOOLS := $(addprefix $(LOCALBIN)/,kube-apiserver etcd kubectl)
 NODE_TOOLS := $(addprefix $(LOCALBIN)/,kubelet kube-proxy coredns cp metrics-server metrics-server.yaml)
 CLUSTER_TOOLS := $(ENVTEST_TOOLS) $(addprefix $(LOCALBIN)/,kube-controller-manager kube-scheduler kwok kwokctl) $(NODE_TOOLS)
 OLM_TOOLS := $(addprefix $(LOCALBIN)/,olm catalog cpb copy-content opm grpc_health_probe)
-ALL_TOOLS := $(CONTROLLER_GEN) $(KUSTOMIZE) $(CLUSTER_TOOLS) $(OLM_TOOLS) $(LOCALBIN)/promtool $(GOLANGCI_LINT) $(ACTIONLINT) $(LOCALBIN)/pause
+# The end-to-end suites run make deploy, which generates manifests (controller-gen, kustomize).
+E2E_TOOLS := $(CONTROLLER_GEN) $(KUSTOMIZE) $(CLUSTER_TOOLS) $(OLM_TOOLS) $(LOCALBIN)/pause
+ALL_TOOLS := $(E2E_TOOLS) $(LOCALBIN)/promtool $(GOLANGCI_LINT) $(ACTIONLINT)
 
 # metrics-server's release manifest, rendered from the pinned module as its releases publish it.
 $(LOCALBIN)/metrics-server.yaml: hack/tools/kube/go.mod hack/tools/kube/go.sum $(KUSTOMIZE)
@@ -393,3 +409,6 @@ tools: $(ALL_TOOLS) ## Build every pinned tool into bin/ (20 to 35 minutes cold 
 
 .PHONY: tools-envtest
 tools-envtest: $(ENVTEST_TOOLS) ## Build the kube-apiserver, etcd and kubectl that envtest runs.
+
+.PHONY: tools-e2e
+tools-e2e: $(E2E_TOOLS) ## Build the tools the end-to-end suites run: the local cluster, its node and OLM.
