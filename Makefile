@@ -136,7 +136,9 @@ checks: vet lint test-unit ## Run the checks that need no local cluster: go vet,
 # make test runs the checks beside the end-to-end suites rather than before them. The suites
 # wait on the local cluster most of the time and leave a core idle on two; the checks take that
 # core at the lowest CPU priority, so the suites never wait for them. The checks' output is
-# kept in .cache/checks.log and printed after the suites' output; both must pass.
+# kept in .cache/checks.log and printed after the suites' output; both must pass. The tools
+# both need are built first (envtest's here, verify's before), so that no tool is built twice
+# at once.
 .PHONY: test
 test: verify tools-envtest ## Run every check and test: generated files, vet, lint, unit and envtest integration tests, fuzz seeds, bundle validation, and the e2e suites with the real OLM.
 	@mkdir -p .cache
