@@ -269,18 +269,19 @@ func (c *Cluster) Serves(ctx context.Context, version string) (bool, error) {
 
 // installing reports whether an InstallPlan in the operators' namespace is installing.
 func (c *Cluster) installing(ctx context.Context) (bool, error) {
-	return c.anyInstallPlan(ctx, func(p operatorsv1alpha1.InstallPlan) bool {
+	plans, err := c.installPlans(ctx)
+	return slices.ContainsFunc(plans, func(p operatorsv1alpha1.InstallPlan) bool {
 		return p.Status.Phase == operatorsv1alpha1.InstallPlanPhaseInstalling
-	})
+	}), err
 }
 
-// anyInstallPlan reports whether an InstallPlan in the operators' namespace matches.
-func (c *Cluster) anyInstallPlan(ctx context.Context, match func(operatorsv1alpha1.InstallPlan) bool) (bool, error) {
+// installPlans lists the InstallPlans in the operators' namespace.
+func (c *Cluster) installPlans(ctx context.Context) ([]operatorsv1alpha1.InstallPlan, error) {
 	plans := &operatorsv1alpha1.InstallPlanList{}
 	if err := c.Client.List(ctx, plans, client.InNamespace(OperatorsNamespace)); err != nil {
-		return false, err
+		return nil, err
 	}
-	return slices.ContainsFunc(plans.Items, match), nil
+	return plans.Items, nil
 }
 
 func decodeFile(path string, into any) error {

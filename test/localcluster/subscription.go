@@ -252,11 +252,11 @@ func (c *Cluster) WaitForCSVGone(ctx context.Context, name string, timeout time.
 
 // InstallPlansOf lists the InstallPlans a Subscription owns: those OLM made for it.
 func (c *Cluster) InstallPlansOf(ctx context.Context, sub *operatorsv1alpha1.Subscription) ([]operatorsv1alpha1.InstallPlan, error) {
-	plans := &operatorsv1alpha1.InstallPlanList{}
-	if err := c.Client.List(ctx, plans, client.InNamespace(OperatorsNamespace)); err != nil {
+	plans, err := c.installPlans(ctx)
+	if err != nil {
 		return nil, err
 	}
-	return slices.DeleteFunc(plans.Items, func(p operatorsv1alpha1.InstallPlan) bool {
+	return slices.DeleteFunc(plans, func(p operatorsv1alpha1.InstallPlan) bool {
 		return !slices.ContainsFunc(p.OwnerReferences, func(o metav1.OwnerReference) bool { return o.UID == sub.UID })
 	}), nil
 }
